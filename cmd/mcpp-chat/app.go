@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+// install is what every command resolves first: paths, config and party.
+type install struct {
+	paths config.Paths
+	cfg   config.Config
+	party config.Party
+	env   config.Env
+}
+
+func resolve(getenv func(string) string, workspace string) (install, error) {
+	exe, _ := os.Executable()
+	env := config.Env(getenv)
+	paths, cfg, err := config.Resolve(env, exe)
+	if err != nil {
+		return install{}, err
+	}
+	party, err := config.Identify(config.StartDir(env, workspace, ""), cfg.Identity.GitRoot)
+	if err != nil {
+		return install{}, err
+	}
+	return install{paths: paths, cfg: cfg, party: party, env: env}, nil
+}
+
+func (in install) identity() store.Identity {
+	return store.Identity{Name: in.party.Name, Workspace: in.party.Root, OSUser: config.OSUser(in.env)}
+}
+
+// service opens the database and wires the tool service for this party.
+func (in install) service(ctx context.Context) (*tools.Service, error) {
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, in.paths.DB)
+	if err != nil {
+		return nil, err
+	}
+	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env}, nil
+}
+
+// flags builds a subcommand's flag set whose --help prints usage to stdout
+// and whose errors go to stderr.
+func flags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: mcpp-chat %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; done reports that the command should stop with code.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK, true
+		}
+		return exitUsage, true
+	}
+	return 0, false
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+// callReply is the mcpp module contract: one JSON object per call.
+type callReply struct {
+	Success bool   `json:"success"`
+	Result  any    `json:"result,omitempty"`
+	Display string `json:"display,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func call(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flags("call", "call [--workspace DIR] TOOL [ARGS_JSON | -]\n\nRuns one tool and prints {\"success\": true, \"result\": …, \"display\": \"…\"} or {\"success\": false, \"error\": \"…\"}.\nARGS_JSON defaults to {}; - reads it from stdin. Exit 0 on success, 1 on a tool error, 2 on a usage error.", stderr)
+	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	rest := fs.Args()
+	if len(rest) < 1 || len(rest) > 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	tool, raw := rest[0], "{}"
+	if len(rest) == 2 {
+		raw = rest[1]
+	}
+	if raw == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return reply(stdout, callReply{Error: fmt.Sprintf("cannot read the arguments from stdin: %v", err)}, exitUsage)
+		}
+		raw = string(data)
+	}
+	if strings.TrimSpace(raw) == "" {
+		raw = "{}"
+	}
+	in, err := resolve(getenv, *workspace)
+	if err != nil {
+		return reply(stdout, callReply{Error: err.Error()}, exitError)
+	}
+	svc, err := in.service(ctx)
+	if err != nil {
+		return reply(stdout, callReply{Error: err.Error()}, exitError)
+	}
+	defer svc.DB.Close()
+	res, err := svc.Call(ctx, tool, json.RawMessage(raw))
+	if errors.Is(err, tools.ErrUnknownTool) {
+		return reply(stdout, callReply{Error: err.Error()}, exitUsage)
+	}
+	if err != nil {
+		return reply(stdout, callReply{Error: err.Error()}, exitError)
+	}
+	return reply(stdout, callReply{Success: true, Result: res.Value, Display: res.Display}, exitOK)
+}
+
+func reply(w io.Writer, r callReply, code int) int {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return exitError
+	}
+	return code
+}

@@ -1,0 +1,66 @@
+// Command mcpp-chat is the chat server and its command line: serve speaks
+// MCP over stdio, call runs one tool from a shell, doctor shows what the
+// install resolves to.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `mcpp-chat — a chat and Q&A channel between coding sessions in different repositories
+
+Usage:
+  mcpp-chat serve                      MCP server over stdio (register it with your client)
+  mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
+                                       run one tool; prints {"success", "result", "display"}
+  mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
+  mcpp-chat version                    print the version
+
+Run "mcpp-chat COMMAND --help" for a command's flags.
+`
+
+// Exit codes of every command.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed (a tool error)
+	exitUsage = 2 // the command line was wrong
+)
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdin, stdout, stderr)
+	case "call":
+		return call(ctx, rest, getenv, stdin, stdout, stderr)
+	case "doctor":
+		return doctor(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
+		return exitOK
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mcpp-chat: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}

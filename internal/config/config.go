@@ -1,0 +1,186 @@
+// Package config resolves where mcpp-chat keeps its files, decodes
+// config.yaml, and works out which party a session is.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	mcppchat "github.com/mcpp/mcpp-chat"
+)
+
+// Config is config.yaml. The embedded config.yaml holds the defaults, so the
+// documented file and the built-in values cannot drift apart.
+type Config struct {
+	Identity struct {
+		GitRoot bool `yaml:"git_root"`
+	} `yaml:"identity"`
+	Chat struct {
+		DefaultChannel string `yaml:"default_channel"`
+		WaitMaxSeconds int    `yaml:"wait_max_seconds"`
+		ReadLimit      int    `yaml:"read_limit"`
+		TickFile       string `yaml:"tick_file"`
+		MaxBodyBytes   int    `yaml:"max_body_bytes"`
+	} `yaml:"chat"`
+	Storage struct {
+		DBPath           string `yaml:"db_path"`
+		DailyBackup      bool   `yaml:"daily_backup"`
+		BackupRetainDays int    `yaml:"backup_retain_days"`
+	} `yaml:"storage"`
+}
+
+// Defaults is the configuration when no file says otherwise.
+func Defaults() Config {
+	var c Config
+	if err := decode(mcppchat.ConfigYAML, &c); err != nil {
+		panic(fmt.Sprintf("embedded config.yaml is invalid: %v", err))
+	}
+	return c
+}
+
+// Parse decodes a config file over the defaults. Unknown keys are errors.
+func Parse(data []byte) (Config, error) {
+	c := Defaults()
+	if err := decode(data, &c); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func decode(data []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(c)
+	if errors.Is(err, io.EOF) { // an empty file
+		return nil
+	}
+	return err
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Chat.ReadLimit < 1 || c.Chat.ReadLimit > 500:
+		return fmt.Errorf("chat.read_limit is %d — set it from 1 to 500", c.Chat.ReadLimit)
+	case c.Chat.WaitMaxSeconds < 1:
+		return fmt.Errorf("chat.wait_max_seconds is %d — set it to 1 or more", c.Chat.WaitMaxSeconds)
+	case c.Chat.MaxBodyBytes < 1:
+		return fmt.Errorf("chat.max_body_bytes is %d — set it to 1 or more", c.Chat.MaxBodyBytes)
+	case c.Storage.BackupRetainDays < 1:
+		return fmt.Errorf("storage.backup_retain_days is %d — set it to 1 or more", c.Storage.BackupRetainDays)
+	}
+	return nil
+}
+
+// Load reads the config file at path; a missing file means the defaults.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Defaults(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read config %s: %w", path, err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w — fix the file or delete it to use the defaults", path, err)
+	}
+	return c, nil
+}
+
+// Paths are the files one install uses.
+type Paths struct {
+	ModuleDir string // the "channel": everyone sharing it shares one universe
+	Config    string // config file (may not exist)
+	DB        string
+	Tick      string // "" when disabled
+	Backups   string
+}
+
+// Env reads environment variables; tests pass a map's lookup.
+type Env func(string) string
+
+// Resolve works out every path and loads the config, following DESIGN §5.
+// exe is the running executable (its folder locates a checkout's module dir).
+func Resolve(env Env, exe string) (Paths, Config, error) {
+	var p Paths
+	p.ModuleDir = moduleDir(env, exe)
+	p.Config = env("MCPP_CHAT_CONFIG")
+	if p.Config == "" {
+		p.Config = filepath.Join(p.ModuleDir, "config.yaml")
+	}
+	cfg, err := Load(p.Config)
+	if err != nil {
+		return p, cfg, err
+	}
+	p.DB = env("MCPP_CHAT_DB")
+	if p.DB == "" && cfg.Storage.DBPath != "" {
+		p.DB = cfg.Storage.DBPath
+		if !filepath.IsAbs(p.DB) {
+			p.DB = filepath.Join(p.ModuleDir, p.DB)
+		}
+	}
+	if p.DB == "" {
+		p.DB = filepath.Join(p.ModuleDir, "chat.db")
+	}
+	if abs, err := filepath.Abs(p.DB); err == nil {
+		p.DB = abs
+	}
+	dbDir := filepath.Dir(p.DB)
+	if cfg.Chat.TickFile != "" {
+		p.Tick = cfg.Chat.TickFile
+		if !filepath.IsAbs(p.Tick) {
+			p.Tick = filepath.Join(dbDir, p.Tick)
+		}
+	}
+	p.Backups = filepath.Join(dbDir, ".backups")
+	return p, cfg, nil
+}
+
+// moduleDir: MCPP_CHAT_HOME › the folder holding module.yaml at or above the
+// executable's folder (a checkout's bin/) › $XDG_DATA_HOME/mcpp-chat.
+func moduleDir(env Env, exe string) string {
+	if home := env("MCPP_CHAT_HOME"); home != "" {
+		return absClean(home)
+	}
+	if exe != "" {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
+			if isFile(filepath.Join(dir, "module.yaml")) {
+				return dir
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	data := env("XDG_DATA_HOME")
+	if data == "" {
+		home := env("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(absClean(data), "mcpp-chat")
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
+}
+
+func absClean(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MarkerFile declares a party root (and optionally its name) inside a
+// monorepo or any folder that is not a git worktree.
+const MarkerFile = ".mcpp-chat.yaml"
+
+// Party is the identity a session resolves to: its root folder (the true
+// key) and the name that root asks for. The store may add ~2 on a clash.
+type Party struct {
+	Name string
+	Root string
+	// Via says how the root was found: marker, git or folder.
+	Via string
+}
+
+// StartDir picks the folder identity starts from: --workspace ›
+// MCPP_CHAT_WORKSPACE › CLAUDE_PROJECT_DIR › the hook payload's cwd ›
+// the process's working directory. Server and hook share it; the server
+// passes payloadCwd "".
+func StartDir(env Env, flag, payloadCwd string) string {
+	for _, dir := range []string{flag, env("MCPP_CHAT_WORKSPACE"), env("CLAUDE_PROJECT_DIR"), payloadCwd} {
+		if dir != "" {
+			return dir
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	return wd
+}
+
+// Identify finds the party root above start and its name. A start folder
+// that does not exist is used as given (absolute and cleaned).
+func Identify(start string, gitRoot bool) (Party, error) {
+	dir := absClean(start)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if isFile(filepath.Join(d, MarkerFile)) {
+			return fromMarker(d)
+		}
+		// The nearer of a marker and a git root wins: a marker above
+		// the worktree (say in $HOME) must not swallow every repo.
+		if gitRoot && exists(filepath.Join(d, ".git")) {
+			return Party{Name: PartyName(filepath.Base(d)), Root: d, Via: "git"}, nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return Party{Name: PartyName(filepath.Base(dir)), Root: dir, Via: "folder"}, nil
+}
+
+func fromMarker(root string) (Party, error) {
+	path := filepath.Join(root, MarkerFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Party{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	var marker struct {
+		Name string `yaml:"name"`
+	}
+	if err := yaml.Unmarshal(data, &marker); err != nil {
+		return Party{}, fmt.Errorf("%s is not valid YAML (%v) — fix it; it may hold just `name: <party>` or nothing", path, err)
+	}
+	name := marker.Name
+	if strings.TrimSpace(name) == "" {
+		name = filepath.Base(root)
+	}
+	return Party{Name: PartyName(name), Root: root, Via: "marker"}, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9._~-]+`)
+
+// PartyName normalises a folder name: lowercase, runs of anything outside
+// [a-z0-9._~-] become -, trimmed of -; empty becomes "unnamed".
+func PartyName(raw string) string {
+	name := strings.Trim(nonName.ReplaceAllString(strings.ToLower(raw), "-"), "-")
+	if name == "" {
+		return "unnamed"
+	}
+	return name
+}
+
+// OSUser is the login name recorded with a new party.
+func OSUser(env Env) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if name := env("USER"); name != "" {
+		return name
+	}
+	return "unknown"
+}

@@ -1,0 +1,357 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"regexp"
+	"strings"
+)
+
+var channelName = regexp.MustCompile(`^[a-z0-9][a-z0-9._~-]{0,63}$`)
+
+// ChannelName trims and lowercases a channel name and checks it.
+func ChannelName(raw string) (string, error) {
+	name := strings.ToLower(strings.TrimSpace(raw))
+	if !channelName.MatchString(name) {
+		return "", userErrorf("channel name %q is not valid — use 1 to 64 lowercase letters, digits and . _ ~ - starting with a letter or digit, e.g. gw--dash", raw)
+	}
+	return name, nil
+}
+
+// channel is a row of the channels table.
+type channel struct {
+	id   int64
+	name string
+}
+
+func (t *tx) channelByName(raw string) (channel, error) {
+	name, err := ChannelName(raw)
+	if err != nil {
+		return channel{}, err
+	}
+	c := channel{name: name}
+	err = t.row(`SELECT id FROM channels WHERE name = ?`, name).Scan(&c.id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, userErrorf("no channel named '%s' — create it with chat_channel_new or pick one from chat_channel_list(all=true)", name)
+	}
+	return c, err
+}
+
+func (t *tx) seated(channelID, partyID int64) (bool, error) {
+	var n int
+	err := t.row(`SELECT count(*) FROM channel_parties WHERE channel_id = ? AND party_id = ? AND left_at IS NULL`, channelID, partyID).Scan(&n)
+	return n > 0, err
+}
+
+// seats lists the channels a party sits in, by name.
+func (t *tx) seats(partyID int64) ([]channel, error) {
+	rows, err := t.query(`SELECT c.id, c.name FROM channel_parties cp JOIN channels c ON c.id = cp.channel_id
+		WHERE cp.party_id = ? AND cp.left_at IS NULL ORDER BY c.name`, partyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []channel
+	for rows.Next() {
+		var c channel
+		if err := rows.Scan(&c.id, &c.name); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// seatedChannel applies the channel choice rule: an explicit channel must
+// exist and hold your seat; none means your single channel, else the
+// default channel if you sit there.
+func (t *tx) seatedChannel(p party, explicit, fallback string) (channel, error) {
+	if strings.TrimSpace(explicit) != "" {
+		c, err := t.channelByName(explicit)
+		if err != nil {
+			return c, err
+		}
+		ok, err := t.seated(c.id, p.id)
+		if err != nil {
+			return c, err
+		}
+		if !ok {
+			return c, userErrorf("you are not in '%s' — join it with chat_channel_join first", c.name)
+		}
+		return c, nil
+	}
+	mine, err := t.seats(p.id)
+	if err != nil {
+		return channel{}, err
+	}
+	switch {
+	case len(mine) == 1:
+		return mine[0], nil
+	case len(mine) == 0:
+		return channel{}, userErrorf("you are in no channel — create one with chat_channel_new or join one with chat_channel_join")
+	}
+	names := make([]string, len(mine))
+	for i, c := range mine {
+		if c.name == fallback {
+			return c, nil
+		}
+		names[i] = c.name
+	}
+	return channel{}, userErrorf("you are in several channels — pass channel=<one of: %s>", quoteList(names))
+}
+
+// seatedNames lists the parties seated in a channel, by name.
+func (t *tx) seatedNames(channelID int64) ([]string, error) {
+	return t.names(`SELECT p.name FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
+		WHERE cp.channel_id = ? AND cp.left_at IS NULL ORDER BY p.name`, channelID)
+}
+
+func (t *tx) names(query string, args ...any) ([]string, error) {
+	rows, err := t.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// ChannelInfo is a channel as the channel tools report it.
+type ChannelInfo struct {
+	Channel   string   `json:"channel"`
+	About     *string  `json:"about"`
+	Closed    bool     `json:"closed"`
+	CreatedAt string   `json:"created_at"`
+	LiveItems int      `json:"live_items"`
+	Member    bool     `json:"member"`
+	Parties   []string `json:"parties"`
+	Unread    int      `json:"unread"`
+}
+
+// channelInfos reports every channel (or only the caller's seats), by name.
+func (t *tx) channelInfos(p party, all bool) ([]ChannelInfo, error) {
+	rows, err := t.query(`
+		SELECT c.id, c.name, c.about, c.is_closed, c.created_at,
+		       EXISTS (SELECT 1 FROM channel_parties cp WHERE cp.channel_id = c.id AND cp.party_id = ?1 AND cp.left_at IS NULL),
+		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.kind = 'ask' AND m.is_archived = 0)
+		FROM channels c ORDER BY c.name`, p.id)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		id   int64
+		info ChannelInfo
+	}
+	var list []row
+	for rows.Next() {
+		var r row
+		var about sql.NullString
+		if err := rows.Scan(&r.id, &r.info.Channel, &about, &r.info.Closed, &r.info.CreatedAt, &r.info.Member, &r.info.LiveItems); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if about.Valid && about.String != "" {
+			r.info.About = &about.String
+		}
+		if all || r.info.Member {
+			list = append(list, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]ChannelInfo, 0, len(list))
+	for _, r := range list {
+		if r.info.Parties, err = t.seatedNames(r.id); err != nil {
+			return nil, err
+		}
+		if r.info.Unread, err = t.unread(r.id, p.id); err != nil {
+			return nil, err
+		}
+		out = append(out, r.info)
+	}
+	return out, nil
+}
+
+// unread counts the live rows after the party's cursor that a peer wrote.
+func (t *tx) unread(channelID, partyID int64) (int, error) {
+	var n int
+	err := t.row(`SELECT count(*) FROM messages m
+		WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.author_id <> ?2
+		  AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = ?1 AND party_id = ?2), 0)`,
+		channelID, partyID).Scan(&n)
+	return n, err
+}
+
+func (t *tx) cursor(channelID, partyID int64) (int64, error) {
+	var seq int64
+	err := t.row(`SELECT coalesce((SELECT last_seq FROM cursors WHERE channel_id = ? AND party_id = ?), 0)`, channelID, partyID).Scan(&seq)
+	return seq, err
+}
+
+// advanceCursor moves a cursor forward, never backwards.
+func (t *tx) advanceCursor(channelID, partyID, seq int64) error {
+	_, err := t.exec(`INSERT INTO cursors (channel_id, party_id, last_seq, updated_at) VALUES (?1, ?2, ?3, ?4)
+		ON CONFLICT (channel_id, party_id) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at
+		WHERE excluded.last_seq > cursors.last_seq`, channelID, partyID, seq, t.now)
+	return err
+}
+
+func (t *tx) channelInfo(p party, c channel) (ChannelInfo, error) {
+	infos, err := t.channelInfos(p, true)
+	if err != nil {
+		return ChannelInfo{}, err
+	}
+	for _, info := range infos {
+		if info.Channel == c.name {
+			return info, nil
+		}
+	}
+	return ChannelInfo{}, errors.New("channel vanished inside its own transaction")
+}
+
+// ChannelList is chat_channel_list's result.
+type ChannelList struct {
+	Channels []ChannelInfo `json:"channels"`
+}
+
+// ChannelList lists the caller's channels, or every channel with all.
+func (d *DB) ChannelList(ctx context.Context, me Identity, all bool) (ChannelList, error) {
+	var out ChannelList
+	err := d.view(ctx, func(t *tx) error {
+		p, err := t.me(me, false)
+		if err != nil {
+			return err
+		}
+		out.Channels, err = t.channelInfos(p, all)
+		return err
+	})
+	return out, err
+}
+
+// ChannelNew creates a channel seating the caller and the named parties.
+func (d *DB) ChannelNew(ctx context.Context, me Identity, name, about string, parties []string) (ChannelInfo, error) {
+	var out ChannelInfo
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		clean, err := ChannelName(name)
+		if err != nil {
+			return err
+		}
+		var exists int
+		if err := t.row(`SELECT count(*) FROM channels WHERE name = ?`, clean).Scan(&exists); err != nil {
+			return err
+		}
+		if exists > 0 {
+			return userErrorf("channel '%s' already exists — join it with chat_channel_join(name=%q)", clean, clean)
+		}
+		seat := []party{p}
+		for _, n := range parties {
+			q, err := t.partyByName(strings.TrimSpace(n))
+			if err != nil {
+				return err
+			}
+			if q.id != p.id {
+				seat = append(seat, q)
+			}
+		}
+		res, err := t.exec(`INSERT INTO channels (name, about, created_by, created_at) VALUES (?, ?, ?, ?)`,
+			clean, nullable(strings.TrimSpace(about)), p.id, t.now)
+		if err != nil {
+			return err
+		}
+		c := channel{name: clean}
+		if c.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, q := range seat {
+			if _, err := t.exec(`INSERT OR IGNORE INTO channel_parties (channel_id, party_id, joined_at) VALUES (?, ?, ?)`, c.id, q.id, t.now); err != nil {
+				return err
+			}
+		}
+		t.touch(c.name, 0, p.name)
+		out, err = t.channelInfo(p, c)
+		return err
+	})
+	return out, err
+}
+
+// ChannelJoin (re)seats the caller and posts a join event.
+func (d *DB) ChannelJoin(ctx context.Context, me Identity, name string) (ChannelInfo, error) {
+	var out ChannelInfo
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		c, err := t.channelByName(name)
+		if err != nil {
+			return err
+		}
+		already, err := t.seated(c.id, p.id)
+		if err != nil {
+			return err
+		}
+		if !already {
+			if _, err := t.exec(`INSERT INTO channel_parties (channel_id, party_id, joined_at) VALUES (?1, ?2, ?3)
+				ON CONFLICT (channel_id, party_id) DO UPDATE SET joined_at = ?3, left_at = NULL`, c.id, p.id, t.now); err != nil {
+				return err
+			}
+			if _, _, err := t.post(c, p, post{kind: "event", body: p.name + " joined the channel"}); err != nil {
+				return err
+			}
+		}
+		out, err = t.channelInfo(p, c)
+		return err
+	})
+	return out, err
+}
+
+// LeaveResult is chat_channel_leave's result.
+type LeaveResult struct {
+	Channel string `json:"channel"`
+	Left    bool   `json:"left"`
+}
+
+// ChannelLeave unseats the caller; item obligations stay.
+func (d *DB) ChannelLeave(ctx context.Context, me Identity, name string) (LeaveResult, error) {
+	var out LeaveResult
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		c, err := t.channelByName(name)
+		if err != nil {
+			return err
+		}
+		ok, err := t.seated(c.id, p.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return userErrorf("you are not in '%s' — there is no seat to leave (see chat_channel_list)", c.name)
+		}
+		if _, err := t.exec(`UPDATE channel_parties SET left_at = ? WHERE channel_id = ? AND party_id = ?`, t.now, c.id, p.id); err != nil {
+			return err
+		}
+		if _, _, err := t.post(c, p, post{kind: "event", body: p.name + " left the channel (existing item obligations remain)"}); err != nil {
+			return err
+		}
+		out = LeaveResult{Channel: c.name, Left: true}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,256 @@
+// Package store is the only package that speaks SQL. It owns the database
+// file: opening it, bringing its schema up to date, and running every tool
+// call as one transaction. The hook gets a ReadOnly handle with no write
+// methods.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	_ "github.com/ncruces/go-sqlite3/driver"
+)
+
+// BusyTimeout is how long a call waits for another process's write lock
+// before it gives up with a retryable error.
+const BusyTimeout = 5 * time.Second
+
+// ErrBusy reports that another process held the write lock for longer than
+// BusyTimeout. The call wrote nothing and can be retried.
+var ErrBusy = errors.New("the chat database is busy: another process has held its write lock for 5s — nothing was written; retry the call in a few seconds")
+
+// Change describes the newest row a committed call touched: what the tick
+// file and watchers report.
+type Change struct {
+	Channel string
+	Seq     int64
+	Author  string
+}
+
+// DB is a read-write handle on the chat database.
+type DB struct {
+	sql  *sql.DB
+	path string
+	// OnCommit, if set, runs after every committed call that changed
+	// something, outside the transaction; it must not fail the call.
+	OnCommit func(Change)
+}
+
+// Open opens (creating if needed) the database at path and brings its schema
+// up to date. A file that is not a chat database, or one written by a newer
+// edition, is refused without writing a byte.
+func Open(ctx context.Context, path string) (*DB, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolve database path: %w", err)
+	}
+	if err := createOwnerOnly(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite3", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	d := &DB{sql: db, path: path}
+	if err := d.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Path is the database file.
+func (d *DB) Path() string { return d.path }
+
+// Close releases the handle.
+func (d *DB) Close() error { return d.sql.Close() }
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "synchronous(full)")
+		q.Set("_txlock", "deferred")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// createOwnerOnly makes the database's folder (0700) and an empty file
+// (0600) so that SQLite never creates them with the umask's wider modes.
+func createOwnerOnly(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot read the database %s: %w — check its permissions", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("cannot create the database folder %s: %w — create it or set MCPP_CHAT_DB", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create the database %s: %w — check the folder's permissions or set MCPP_CHAT_DB", path, err)
+	}
+	return f.Close()
+}
+
+// isBusy reports a lock conflict that a retry can resolve.
+func isBusy(err error) bool {
+	return errors.Is(err, sqlite3.BUSY) || errors.Is(err, sqlite3.LOCKED)
+}
+
+// describe turns a driver error into one a user can act on.
+func (d *DB) describe(err error) error {
+	return describe(d.path, err)
+}
+
+func describe(path string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isBusy(err):
+		return ErrBusy
+	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
+		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
+	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
+		return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+	}
+	return err
+}
+
+// tx is one tool call's transaction.
+type tx struct {
+	*sql.Tx
+	ctx     context.Context
+	now     string
+	changed *Change
+}
+
+func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	return t.ExecContext(t.ctx, query, args...)
+}
+
+func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	return t.QueryContext(t.ctx, query, args...)
+}
+
+func (t *tx) row(query string, args ...any) *sql.Row {
+	return t.QueryRowContext(t.ctx, query, args...)
+}
+
+// touch records the row the tick file will report after the commit.
+func (t *tx) touch(channel string, seq int64, author string) {
+	t.changed = &Change{Channel: channel, Seq: seq, Author: author}
+}
+
+// update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken
+// up front so that the transaction never has to be retried half-way.
+func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
+	return d.run(ctx, true, fn)
+}
+
+// view runs fn in a deferred transaction: it reads without the write lock and
+// takes it only if fn writes. If the upgrade to a writer fails because
+// another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE.
+func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
+	err := d.run(ctx, false, fn)
+	if isBusy(err) || errors.Is(err, ErrBusy) {
+		return d.run(ctx, true, fn)
+	}
+	return err
+}
+
+func (d *DB) run(ctx context.Context, immediate bool, fn func(*tx) error) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for {
+		changed, err := d.once(ctx, immediate, fn)
+		if err == nil {
+			if changed != nil && d.OnCommit != nil {
+				d.OnCommit(*changed)
+			}
+			return nil
+		}
+		// SQLite's busy handler already waited; a BUSY that comes back
+		// early (a snapshot conflict, a checkpoint) is worth another try
+		// until the deadline, but only for a transaction that locks first.
+		if !immediate || !isBusy(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			if isBusy(err) && immediate {
+				return ErrBusy
+			}
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (d *DB) once(ctx context.Context, immediate bool, fn func(*tx) error) (*Change, error) {
+	opts := &sql.TxOptions{}
+	if immediate {
+		opts.Isolation = sql.LevelSerializable // the driver's BEGIN IMMEDIATE
+	}
+	sqlTx, err := d.sql.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Now()}
+	if err := fn(t); err != nil {
+		sqlTx.Rollback()
+		return nil, d.wrap(err)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		sqlTx.Rollback()
+		return nil, d.wrap(err)
+	}
+	return t.changed, nil
+}
+
+// wrap keeps user errors and busy errors as they are (callers test for
+// them) and explains every other driver error.
+func (d *DB) wrap(err error) error {
+	var ue *UserError
+	if errors.As(err, &ue) || isBusy(err) || errors.Is(err, ErrBusy) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return d.describe(err)
+}
+
+// Now is the current time in the format both editions write:
+// 2026-11-29T18:09:27.662912+00:00.
+func Now() string {
+	return time.Now().UTC().Format("2006-01-02T15:04:05.000000") + "+00:00"
+}
+
+// UserError is a refusal caused by the call's arguments or the state of the
+// conversation. Its message is one sentence that says what to do.
+type UserError struct{ msg string }
+
+func (e *UserError) Error() string { return e.msg }
+
+func userErrorf(format string, args ...any) error {
+	return &UserError{msg: fmt.Sprintf(format, args...)}
+}
+
+// quoteList renders names for an error message: a, b, c.
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,543 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// target is a message an item address points at.
+type target struct {
+	id       int64
+	ch       channel
+	seq      int64
+	kind     string
+	slug     string
+	status   string
+	authorID int64
+	archived bool
+}
+
+// label names the message in an error: [slug] for items, #seq in 'channel' otherwise.
+func (x target) label() string {
+	if x.slug != "" {
+		return "[" + x.slug + "]"
+	}
+	return fmt.Sprintf("#%d in '%s'", x.seq, x.ch.name)
+}
+
+// re is how a reply names its parent: the item's slug, else #seq.
+func (x target) re() string {
+	if x.kind == "ask" && x.slug != "" {
+		return x.slug
+	}
+	return "#" + strconv.FormatInt(x.seq, 10)
+}
+
+const targetColumns = `m.id, m.channel_id, c.name, m.seq, m.kind, coalesce(m.slug, ''), m.status, m.author_id, m.is_archived`
+
+func scanTarget(s interface{ Scan(...any) error }) (target, error) {
+	var x target
+	err := s.Scan(&x.id, &x.ch.id, &x.ch.name, &x.seq, &x.kind, &x.slug, &x.status, &x.authorID, &x.archived)
+	return x, err
+}
+
+// findMessage resolves an address: slug, seq, #seq, channel:seq or
+// channel:slug. A bare seq means a seq in your channel (the channel choice
+// rule); a bare slug is looked up in the channels you sit in or consume
+// items of.
+func (t *tx) findMessage(p party, addr, defaultChannel string) (target, error) {
+	raw := strings.TrimSpace(addr)
+	ref := strings.ToLower(raw)
+	var chName string
+	if i := strings.Index(ref, ":"); i >= 0 {
+		chName, ref = ref[:i], ref[i+1:]
+	}
+	ref = strings.TrimSpace(ref)
+	seqText := strings.TrimPrefix(ref, "#")
+	seq, seqErr := strconv.ParseInt(seqText, 10, 64)
+	isSeq := seqErr == nil && seq > 0
+	if ref == "" || (strings.HasPrefix(ref, "#") && !isSeq) {
+		return target{}, userErrorf("item %q is not an address — use a slug, a seq, #seq, channel:seq or channel:slug", raw)
+	}
+	var c channel
+	var err error
+	switch {
+	case chName != "":
+		c, err = t.channelByName(chName)
+	case isSeq:
+		c, err = t.seatedChannel(p, "", defaultChannel)
+	default:
+		return t.findSlug(p, ref, raw)
+	}
+	if err != nil {
+		return target{}, err
+	}
+	var row *sql.Row
+	if isSeq {
+		row = t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.seq = ?`, c.id, seq)
+	} else {
+		row = t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.slug = ?`, c.id, ref)
+	}
+	x, err := scanTarget(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return x, userErrorf("there is no message %q in '%s' — check the seq or slug with chat_read(channel=%q)", raw, c.name, c.name)
+	}
+	return x, err
+}
+
+func (t *tx) findSlug(p party, slug, raw string) (target, error) {
+	rows, err := t.query(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.slug = ?1 AND (
+			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?2 AND left_at IS NULL)
+			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?2))
+		ORDER BY c.name`, slug, p.id)
+	if err != nil {
+		return target{}, err
+	}
+	defer rows.Close()
+	var found []target
+	for rows.Next() {
+		x, err := scanTarget(rows)
+		if err != nil {
+			return target{}, err
+		}
+		found = append(found, x)
+	}
+	if err := rows.Err(); err != nil {
+		return target{}, err
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return target{}, userErrorf("no item %q in your channels — check the slug with chat_inbox, or pass channel:slug", raw)
+	}
+	names := make([]string, len(found))
+	for i, x := range found {
+		names[i] = x.ch.name + ":" + slug
+	}
+	return target{}, userErrorf("item %q exists in several channels — pass one of: %s", raw, quoteList(names))
+}
+
+// findItem is findMessage for the item tools: the message must be an ask.
+func (t *tx) findItem(p party, addr, defaultChannel string) (target, error) {
+	x, err := t.findMessage(p, addr, defaultChannel)
+	if err != nil {
+		return x, err
+	}
+	if x.kind != "ask" {
+		return x, userErrorf("%s is a %s, not an item — only items raised with chat_ask are acked, resolved and prune-ok'd", x.label(), x.kind)
+	}
+	if x.archived {
+		return x, userErrorf("%s is archived (done, and every consumer gave prune-ok) — nothing is left to do; raise a new item with chat_ask if needed", x.label())
+	}
+	return x, nil
+}
+
+// consumer is one row of item_consumers.
+type consumer struct {
+	acked, pruneOK bool
+}
+
+func (t *tx) consumerRow(itemID, partyID int64) (consumer, bool, error) {
+	var acked, pruned sql.NullString
+	err := t.row(`SELECT acked_at, prune_ok_at FROM item_consumers WHERE message_id = ? AND party_id = ?`, itemID, partyID).Scan(&acked, &pruned)
+	if errors.Is(err, sql.ErrNoRows) {
+		return consumer{}, false, nil
+	}
+	return consumer{acked: acked.Valid, pruneOK: pruned.Valid}, err == nil, err
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slugify derives an item handle: lowercase, runs of anything but a-z0-9
+// become -, trimmed, cut to 40, trimmed again; empty becomes "item".
+func Slugify(s string) string {
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(slug) > 40 {
+		slug = strings.Trim(slug[:40], "-")
+	}
+	if slug == "" {
+		return "item"
+	}
+	return slug
+}
+
+// AskArgs are chat_ask's arguments.
+type AskArgs struct {
+	Title, Body, Channel, Slug, Ref string
+	Consumers                       []string
+	Announce                        bool
+	DefaultChannel                  string
+}
+
+// AskResult is chat_ask's result.
+type AskResult struct {
+	Channel         string   `json:"channel"`
+	Seq             int64    `json:"seq"`
+	Slug            string   `json:"slug"`
+	Status          string   `json:"status"`
+	Title           string   `json:"title"`
+	Consumers       []string `json:"consumers"`
+	AwaitingAckFrom []string `json:"awaiting_ack_from"`
+}
+
+// Ask raises an item. Its consumers are the named parties (seated in the
+// channel) or every seated party; the author is always one and is acked at once.
+func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error) {
+	var out AskResult
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		c, err := t.seatedChannel(p, a.Channel, a.DefaultChannel)
+		if err != nil {
+			return err
+		}
+		consumers, err := t.chooseConsumers(c, p, a.Consumers)
+		if err != nil {
+			return err
+		}
+		slug, err := t.freeSlug(c, Slugify(firstNonEmpty(a.Slug, a.Title)))
+		if err != nil {
+			return err
+		}
+		status := "open"
+		if a.Announce {
+			status = "done"
+		}
+		title := strings.TrimSpace(a.Title)
+		id, seq, err := t.post(c, p, post{kind: "ask", body: strings.TrimSpace(a.Body), slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status})
+		if err != nil {
+			return err
+		}
+		out = AskResult{Channel: c.name, Seq: seq, Slug: slug, Status: status, Title: title, Consumers: []string{}, AwaitingAckFrom: []string{}}
+		for _, q := range consumers {
+			var acked any
+			if q.id == p.id {
+				acked = t.now
+			} else {
+				out.AwaitingAckFrom = append(out.AwaitingAckFrom, q.name)
+			}
+			if _, err := t.exec(`INSERT INTO item_consumers (message_id, party_id, acked_at) VALUES (?, ?, ?)`, id, q.id, acked); err != nil {
+				return err
+			}
+			out.Consumers = append(out.Consumers, q.name)
+		}
+		return t.followOwnPost(c, p, seq)
+	})
+	return out, err
+}
+
+func firstNonEmpty(a, b string) string {
+	if strings.TrimSpace(a) != "" {
+		return a
+	}
+	return b
+}
+
+// chooseConsumers returns the consumers sorted by name, the author included.
+func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, error) {
+	seated, err := t.seatedNames(c.id)
+	if err != nil {
+		return nil, err
+	}
+	want := seated
+	if len(named) > 0 {
+		want = []string{author.name}
+		for _, n := range named {
+			n = strings.TrimSpace(n)
+			if !contains(seated, n) {
+				return nil, userErrorf("consumer '%s' does not sit in '%s' — name parties seated there (%s) or leave consumers out", n, c.name, quoteList(seated))
+			}
+			if !contains(want, n) {
+				want = append(want, n)
+			}
+		}
+	}
+	var out []party
+	for _, n := range seated {
+		if !contains(want, n) {
+			continue
+		}
+		q, err := t.partyByName(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	if len(out) < 2 {
+		return nil, userErrorf("an item needs a consumer besides you and nobody else sits in '%s' — seat a peer with chat_channel_new or ask it to chat_channel_join", c.name)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// freeSlug appends -2, -3, ... until the slug is unused in the channel.
+func (t *tx) freeSlug(c channel, slug string) (string, error) {
+	candidate := slug
+	for n := 2; ; n++ {
+		var taken int
+		if err := t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND slug = ?`, c.id, candidate).Scan(&taken); err != nil {
+			return "", err
+		}
+		if taken == 0 {
+			return candidate, nil
+		}
+		candidate = fmt.Sprintf("%s-%d", slug, n)
+	}
+}
+
+// ItemState is what ack, resolve and prune_ok return: the item in message
+// shape plus who it still waits on.
+type ItemState struct {
+	Message
+	AwaitingAckFrom     []string `json:"awaiting_ack_from"`
+	AwaitingPruneOKFrom []string `json:"awaiting_prune_ok_from"`
+	ArchivedNow         *bool    `json:"archived_now,omitempty"`
+	// Unchanged is true when the call found nothing to change (an item
+	// already acked by you, already done).
+	Unchanged bool `json:"-"`
+}
+
+func (t *tx) itemState(id int64) (ItemState, error) {
+	msgs, err := t.loadMessages(`WHERE m.id = ?`, id)
+	if err != nil {
+		return ItemState{}, err
+	}
+	if len(msgs) != 1 {
+		return ItemState{}, errors.New("item vanished inside its own transaction")
+	}
+	st := ItemState{Message: msgs[0], AwaitingAckFrom: []string{}, AwaitingPruneOKFrom: []string{}}
+	for _, c := range st.Consumers {
+		if !c.Acked {
+			st.AwaitingAckFrom = append(st.AwaitingAckFrom, c.Party)
+		}
+		if !c.PruneOK {
+			st.AwaitingPruneOKFrom = append(st.AwaitingPruneOKFrom, c.Party)
+		}
+	}
+	return st, nil
+}
+
+// notAConsumer explains who may act on an item.
+func (t *tx) notAConsumer(x target, action string) error {
+	names, err := t.names(`SELECT p.name FROM item_consumers ic JOIN parties p ON p.id = ic.party_id WHERE ic.message_id = ? ORDER BY p.name`, x.id)
+	if err != nil {
+		return err
+	}
+	return userErrorf("you are not a consumer of %s — only its consumers (%s) %s it; use chat_reply to comment", x.label(), quoteList(names), action)
+}
+
+// Ack stamps the caller's ack; the first ack moves an open item to ack.
+func (d *DB) Ack(ctx context.Context, me Identity, item, note, defaultChannel string) (ItemState, error) {
+	var out ItemState
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		x, err := t.findItem(p, item, defaultChannel)
+		if err != nil {
+			return err
+		}
+		row, ok, err := t.consumerRow(x.id, p.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return t.notAConsumer(x, "ack")
+		}
+		if !row.acked {
+			if _, err := t.exec(`UPDATE item_consumers SET acked_at = ? WHERE message_id = ? AND party_id = ?`, t.now, x.id, p.id); err != nil {
+				return err
+			}
+			if _, err := t.exec(`UPDATE messages SET status = 'ack', updated_at = ? WHERE id = ? AND status = 'open'`, t.now, x.id); err != nil {
+				return err
+			}
+			if _, _, err := t.post(x.ch, p, post{kind: "event", body: fmt.Sprintf("[%s] acked by %s", x.slug, p.name)}); err != nil {
+				return err
+			}
+		}
+		if err := t.note(x, p, note); err != nil {
+			return err
+		}
+		out, err = t.itemState(x.id)
+		out.Unchanged = row.acked && strings.TrimSpace(note) == ""
+		return err
+	})
+	return out, err
+}
+
+// note posts an optional note as a reply to the item.
+func (t *tx) note(x target, p party, note string) error {
+	note = strings.TrimSpace(note)
+	if note == "" {
+		return nil
+	}
+	_, _, err := t.post(x.ch, p, post{kind: "reply", body: note, parentID: x.id})
+	return err
+}
+
+// Resolve marks an item done: the raiser at any time, a consumer only
+// after acking and with answered=true.
+func (d *DB) Resolve(ctx context.Context, me Identity, item, note string, answered bool, defaultChannel string) (ItemState, error) {
+	var out ItemState
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		x, err := t.findItem(p, item, defaultChannel)
+		if err != nil {
+			return err
+		}
+		if x.status == "done" {
+			out, err = t.itemState(x.id)
+			out.Unchanged = true
+			return err
+		}
+		role := "raiser"
+		if x.authorID != p.id {
+			role = "answerer"
+			if err := t.mayAnswer(x, p, answered); err != nil {
+				return err
+			}
+		}
+		if _, err := t.exec(`UPDATE messages SET status = 'done', updated_at = ? WHERE id = ?`, t.now, x.id); err != nil {
+			return err
+		}
+		if _, _, err := t.post(x.ch, p, post{kind: "event", body: fmt.Sprintf("[%s] resolved by %s (%s)", x.slug, p.name, role)}); err != nil {
+			return err
+		}
+		if err := t.note(x, p, note); err != nil {
+			return err
+		}
+		out, err = t.itemState(x.id)
+		return err
+	})
+	return out, err
+}
+
+// mayAnswer is the second resolve gate: a consumer who acked and says it answered.
+func (t *tx) mayAnswer(x target, p party, answered bool) error {
+	var raiser string
+	if err := t.row(`SELECT name FROM parties WHERE id = ?`, x.authorID).Scan(&raiser); err != nil {
+		return err
+	}
+	row, ok, err := t.consumerRow(x.id, p.id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !ok:
+		return userErrorf("only the raiser (%s) resolves %s — you are not one of its consumers", raiser, x.label())
+	case !row.acked:
+		return userErrorf("ack %s first (chat_ack); only then may you resolve it, with answered=true, if you answered it", x.label())
+	case !answered:
+		return userErrorf("only the raiser (%s) confirms satisfaction of %s — if you answered it yourself, call chat_resolve again with answered=true; otherwise leave it to %s", raiser, x.label(), raiser)
+	}
+	return nil
+}
+
+// PruneOK records the caller's own prune-ok and runs the archive sweep.
+func (d *DB) PruneOK(ctx context.Context, me Identity, item, defaultChannel string) (ItemState, error) {
+	var out ItemState
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		x, err := t.findItem(p, item, defaultChannel)
+		if err != nil {
+			return err
+		}
+		row, ok, err := t.consumerRow(x.id, p.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return t.notAConsumer(x, "give prune-ok on")
+		}
+		if !row.pruneOK {
+			if _, err := t.exec(`UPDATE item_consumers SET prune_ok_at = ? WHERE message_id = ? AND party_id = ?`, t.now, x.id, p.id); err != nil {
+				return err
+			}
+			t.touch(x.ch.name, x.seq, p.name)
+		}
+		swept, err := t.sweep(p)
+		if err != nil {
+			return err
+		}
+		out, err = t.itemState(x.id)
+		now := false
+		for _, s := range swept {
+			now = now || s.id == x.id
+		}
+		out.ArchivedNow = &now
+		out.Unchanged = row.pruneOK
+		return err
+	})
+	return out, err
+}
+
+// archived is an item the sweep archived.
+type archived struct {
+	id        int64
+	channelID int64
+	slug      string
+}
+
+// sweep archives every done item whose consumers all gave prune-ok, with
+// its replies, and posts an event for each.
+func (t *tx) sweep(p party) ([]archived, error) {
+	rows, err := t.query(`SELECT m.id, m.channel_id, c.name, coalesce(m.slug, '') FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.kind = 'ask' AND m.status = 'done' AND m.is_archived = 0
+		  AND NOT EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.prune_ok_at IS NULL)
+		ORDER BY m.id`)
+	if err != nil {
+		return nil, err
+	}
+	var found []archived
+	var chans []channel
+	for rows.Next() {
+		var a archived
+		var c channel
+		if err := rows.Scan(&a.id, &a.channelID, &c.name, &a.slug); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.id = a.channelID
+		found = append(found, a)
+		chans = append(chans, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, a := range found {
+		if _, err := t.exec(`WITH RECURSIVE thread(id) AS (
+				SELECT ?1 UNION SELECT m.id FROM messages m JOIN thread ON m.parent_id = thread.id)
+			UPDATE messages SET is_archived = 1, updated_at = CASE WHEN id = ?1 THEN ?2 ELSE updated_at END WHERE id IN thread`, a.id, t.now); err != nil {
+			return nil, err
+		}
+		if _, _, err := t.post(chans[i], p, post{kind: "event", body: fmt.Sprintf("[%s] archived (done + unanimous prune-ok)", a.slug)}); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}

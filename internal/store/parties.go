@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Identity is who makes a call: the party's folder-derived name and its
+// root folder (the true key), as resolved by package config.
+type Identity struct {
+	Name      string
+	Workspace string
+	OSUser    string
+}
+
+// party is a row of the parties table.
+type party struct {
+	id   int64
+	name string
+}
+
+// lastSeenEvery bounds how often a read-only call writes last_seen, so that
+// reading stays free of the write lock.
+const lastSeenEvery = time.Minute
+
+// me upserts the caller's party. A new root gets its folder name, or name~2,
+// name~3, ... when another root already has it; a party's name never changes
+// afterwards.
+func (t *tx) me(id Identity, writing bool) (party, error) {
+	var p party
+	var lastSeen string
+	err := t.row(`SELECT id, name, last_seen FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&p.id, &p.name, &lastSeen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t.newParty(id)
+	}
+	if err != nil {
+		return party{}, err
+	}
+	if writing || stale(lastSeen, t.now) {
+		if _, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id); err != nil {
+			return party{}, err
+		}
+	}
+	return p, nil
+}
+
+func stale(lastSeen, now string) bool {
+	seen, err1 := time.Parse(time.RFC3339Nano, lastSeen)
+	cur, err2 := time.Parse(time.RFC3339Nano, now)
+	return err1 != nil || err2 != nil || cur.Sub(seen) >= lastSeenEvery
+}
+
+func (t *tx) newParty(id Identity) (party, error) {
+	name := id.Name
+	for n := 2; ; n++ {
+		var taken int
+		if err := t.row(`SELECT count(*) FROM parties WHERE name = ?`, name).Scan(&taken); err != nil {
+			return party{}, err
+		}
+		if taken == 0 {
+			break
+		}
+		name = fmt.Sprintf("%s~%d", id.Name, n)
+	}
+	res, err := t.exec(`INSERT INTO parties (name, workspace_path, os_user, about, first_seen, last_seen)
+		VALUES (?, ?, ?, NULL, ?, ?)`, name, id.Workspace, nullable(id.OSUser), t.now, t.now)
+	if err != nil {
+		return party{}, err
+	}
+	pid, err := res.LastInsertId()
+	return party{id: pid, name: name}, err
+}
+
+// partyByName finds an existing party; the error tells how a party comes to exist.
+func (t *tx) partyByName(name string) (party, error) {
+	p := party{name: name}
+	err := t.row(`SELECT id FROM parties WHERE name = ?`, name).Scan(&p.id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, userErrorf("no party named '%s' — a party exists once a session in its repo has called any chat tool; check the names in chat_whoami", name)
+	}
+	return p, err
+}
+
+// PartyInfo is a known party as chat_whoami lists it.
+type PartyInfo struct {
+	Name      string  `json:"name"`
+	Workspace string  `json:"workspace"`
+	About     *string `json:"about"`
+	LastSeen  string  `json:"last_seen"`
+}
+
+func (t *tx) knownParties() ([]PartyInfo, error) {
+	rows, err := t.query(`SELECT name, workspace_path, about, last_seen FROM parties ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []PartyInfo{}
+	for rows.Next() {
+		var p PartyInfo
+		var about sql.NullString
+		if err := rows.Scan(&p.Name, &p.Workspace, &about, &p.LastSeen); err != nil {
+			return nil, err
+		}
+		if about.Valid && about.String != "" {
+			p.About = &about.String
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PartyName resolves the name a root has (or would get at first sight)
+// without writing: for doctor and the hook's identity line.
+func (d *DB) PartyName(ctx context.Context, id Identity) (string, error) {
+	var name string
+	err := d.sql.QueryRowContext(ctx, `SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return id.Name + " (not seen yet)", nil
+	}
+	return name, d.wrap(err)
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Register upserts the caller's party and returns its name, so a server can
+// name its party before the first tool call.
+func (d *DB) Register(ctx context.Context, id Identity) (string, error) {
+	var name string
+	err := d.update(ctx, func(t *tx) error {
+		p, err := t.me(id, true)
+		name = p.name
+		return err
+	})
+	return name, err
+}

@@ -1,0 +1,387 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+)
+
+// Message is a row as the tools report it. Items (asks) add status,
+// archived and consumers; replies add re (the item's slug or #seq).
+type Message struct {
+	Channel   string     `json:"channel"`
+	Seq       int64      `json:"seq"`
+	Kind      string     `json:"kind"`
+	From      string     `json:"from"`
+	Body      string     `json:"body"`
+	At        string     `json:"at"`
+	Slug      string     `json:"slug,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	Ref       string     `json:"ref,omitempty"`
+	Status    string     `json:"status,omitempty"`
+	Archived  *bool      `json:"archived,omitempty"`
+	Consumers []Consumer `json:"consumers,omitempty"`
+	Re        string     `json:"re,omitempty"`
+	id        int64
+}
+
+// Consumer is one party an item waits on.
+type Consumer struct {
+	Party   string `json:"party"`
+	Acked   bool   `json:"acked"`
+	PruneOK bool   `json:"prune_ok"`
+}
+
+const messageColumns = `
+	SELECT m.id, c.name, m.seq, m.kind, a.name, m.body, m.created_at,
+	       coalesce(m.slug, ''), coalesce(m.title, ''), coalesce(m.ref, ''), m.status, m.is_archived,
+	       coalesce(par.kind, ''), coalesce(par.slug, ''), coalesce(par.seq, 0)
+	FROM messages m
+	JOIN channels c ON c.id = m.channel_id
+	JOIN parties a ON a.id = m.author_id
+	LEFT JOIN messages par ON par.id = m.parent_id `
+
+// loadMessages runs messageColumns with a WHERE/ORDER/LIMIT tail and loads
+// the consumers of every ask in one more query.
+func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
+	rows, err := t.query(messageColumns+tail, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := []Message{}
+	var asks []int64
+	for rows.Next() {
+		var m Message
+		var status, parKind, parSlug string
+		var archived bool
+		var parSeq int64
+		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.Kind, &m.From, &m.Body, &m.At,
+			&m.Slug, &m.Title, &m.Ref, &status, &archived, &parKind, &parSlug, &parSeq); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		switch {
+		case m.Kind == "ask":
+			m.Status = status
+			m.Archived = &archived
+			asks = append(asks, m.id)
+		case parKind == "ask" && parSlug != "":
+			m.Re = parSlug
+		case parKind != "":
+			m.Re = "#" + strconv.FormatInt(parSeq, 10)
+		}
+		out = append(out, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(asks) == 0 {
+		return out, nil
+	}
+	byItem, err := t.consumersOf(asks)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Kind == "ask" {
+			out[i].Consumers = byItem[out[i].id]
+		}
+	}
+	return out, nil
+}
+
+// consumersOf loads the consumers of many items at once, sorted by name.
+func (t *tx) consumersOf(ids []int64) (map[int64][]Consumer, error) {
+	list, _ := json.Marshal(ids)
+	rows, err := t.query(`SELECT ic.message_id, p.name, ic.acked_at IS NOT NULL, ic.prune_ok_at IS NOT NULL
+		FROM item_consumers ic JOIN parties p ON p.id = ic.party_id
+		WHERE ic.message_id IN (SELECT value FROM json_each(?))
+		ORDER BY ic.message_id, p.name`, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64][]Consumer, len(ids))
+	for rows.Next() {
+		var id int64
+		var c Consumer
+		if err := rows.Scan(&id, &c.Party, &c.Acked, &c.PruneOK); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], c)
+	}
+	return out, rows.Err()
+}
+
+// ReadArgs are chat_read's arguments; Since is nil for "from my cursor".
+type ReadArgs struct {
+	Channel        string
+	Limit          int
+	Since          *int64
+	Peek, Archived bool
+	DefaultChannel string
+}
+
+// ReadResult is chat_read's result.
+type ReadResult struct {
+	ArchivedByThisRead []string  `json:"archived_by_this_read"`
+	Channel            string    `json:"channel"`
+	Cursor             int64     `json:"cursor"`
+	FromSeq            int64     `json:"from_seq"`
+	Messages           []Message `json:"messages"`
+	More               int       `json:"more"`
+	Parties            []string  `json:"parties"`
+}
+
+// Read returns a channel's live (or archived) messages after the cursor
+// or since, and moves the cursor forward unless peek or archived.
+func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, error) {
+	var out ReadResult
+	err := d.view(ctx, func(t *tx) error {
+		p, err := t.me(me, false)
+		if err != nil {
+			return err
+		}
+		c, err := t.seatedChannel(p, a.Channel, a.DefaultChannel)
+		if err != nil {
+			return err
+		}
+		swept, err := t.sweep(p)
+		if err != nil {
+			return err
+		}
+		out = ReadResult{Channel: c.name, ArchivedByThisRead: []string{}}
+		for _, s := range swept {
+			if s.channelID == c.id {
+				out.ArchivedByThisRead = append(out.ArchivedByThisRead, s.slug)
+			}
+		}
+		cursor, err := t.cursor(c.id, p.id)
+		if err != nil {
+			return err
+		}
+		out.FromSeq = cursor
+		if a.Since != nil {
+			out.FromSeq = *a.Since
+		}
+		if out.Messages, err = t.loadMessages(`WHERE m.channel_id = ? AND m.is_archived = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+			c.id, a.Archived, out.FromSeq, a.Limit); err != nil {
+			return err
+		}
+		last := out.FromSeq
+		if n := len(out.Messages); n > 0 {
+			last = out.Messages[n-1].Seq
+		}
+		if err := t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = ? AND seq > ?`, c.id, a.Archived, last).Scan(&out.More); err != nil {
+			return err
+		}
+		if out.Parties, err = t.seatedNames(c.id); err != nil {
+			return err
+		}
+		out.Cursor = out.FromSeq
+		if a.Peek || a.Archived {
+			return nil
+		}
+		if last > cursor {
+			if err := t.advanceCursor(c.id, p.id, last); err != nil {
+				return err
+			}
+		}
+		out.Cursor = max(cursor, last)
+		return nil
+	})
+	return out, err
+}
+
+// Inbox is what waits on the caller and on its peers.
+type Inbox struct {
+	Me            string          `json:"me"`
+	Workspace     string          `json:"workspace"`
+	Channels      []ChannelUnread `json:"channels"`
+	UnreadTotal   int             `json:"unread_total"`
+	WaitingOnMe   []WaitingOnMe   `json:"waiting_on_me"`
+	WaitingOnPeer []WaitingOnPeer `json:"waiting_on_peer"`
+}
+
+// ChannelUnread is one of the caller's channels in the inbox.
+type ChannelUnread struct {
+	Channel string   `json:"channel"`
+	Parties []string `json:"parties"`
+	Unread  int      `json:"unread"`
+}
+
+// ItemRef names a live item in the inbox.
+type ItemRef struct {
+	Channel string `json:"channel"`
+	From    string `json:"from"`
+	Item    string `json:"item"`
+	Mine    bool   `json:"mine"`
+	Seq     int64  `json:"seq"`
+	Status  string `json:"status"`
+	Title   string `json:"title"`
+}
+
+// WaitingOnMe is an item that needs the caller's ack, resolve or prune-ok.
+type WaitingOnMe struct {
+	ItemRef
+	Needs string `json:"needs"`
+}
+
+// What an item needs from the caller; the hook and wait match on these.
+const (
+	NeedsAck     = "your ack (chat_ack)"
+	NeedsResolve = "your resolve (chat_resolve) once satisfied"
+	NeedsPruneOK = "your prune-ok (chat_prune_ok)"
+	unattended   = " — it is unattended"
+)
+
+// Urgent reports whether a peer is blocked on the caller (ack or prune-ok),
+// as opposed to the caller's own item that it may resolve at leisure.
+func (w WaitingOnMe) Urgent() bool { return w.Needs != NeedsResolve }
+
+// NeedsAck reports whether the item waits for the caller's ack.
+func (w WaitingOnMe) NeedsAck() bool { return w.Needs == NeedsAck || w.Needs == NeedsAck+unattended }
+
+// WaitingOnPeer is a live item the caller sees that waits on others.
+type WaitingOnPeer struct {
+	ItemRef
+	WaitingOn []string `json:"waiting_on"`
+}
+
+// Inbox reports the caller's channels, unread counts and live items.
+func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
+	var out Inbox
+	err := d.view(ctx, func(t *tx) error {
+		p, err := t.me(me, false)
+		if err != nil {
+			return err
+		}
+		if _, err := t.sweep(p); err != nil {
+			return err
+		}
+		out, err = t.inbox(p, me.Workspace)
+		return err
+	})
+	return out, err
+}
+
+// inbox only reads, so the hook's read-only handle shares it.
+func (t *tx) inbox(p party, workspace string) (Inbox, error) {
+	out := Inbox{Me: p.name, Workspace: workspace, Channels: []ChannelUnread{}, WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
+	seats, err := t.seats(p.id)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range seats {
+		cu := ChannelUnread{Channel: c.name}
+		if cu.Parties, err = t.seatedNames(c.id); err != nil {
+			return out, err
+		}
+		if cu.Unread, err = t.unread(c.id, p.id); err != nil {
+			return out, err
+		}
+		out.UnreadTotal += cu.Unread
+		out.Channels = append(out.Channels, cu)
+	}
+	items, err := t.loadMessages(`WHERE m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
+			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL)
+			OR m.id IN (SELECT message_id FROM item_consumers WHERE party_id = ?1))
+		ORDER BY c.name, m.seq`, p.id)
+	if err != nil {
+		return out, err
+	}
+	for _, m := range items {
+		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
+		if needs := needsFrom(m, p.name); needs != "" {
+			out.WaitingOnMe = append(out.WaitingOnMe, WaitingOnMe{ItemRef: ref, Needs: needs})
+			continue
+		}
+		out.WaitingOnPeer = append(out.WaitingOnPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
+	}
+	return out, nil
+}
+
+// needsFrom says what a live item needs from party me, or "".
+func needsFrom(m Message, me string) string {
+	var mine *Consumer
+	for i := range m.Consumers {
+		if m.Consumers[i].Party == me {
+			mine = &m.Consumers[i]
+		}
+	}
+	switch {
+	case m.From == me && m.Status == "ack":
+		return NeedsResolve
+	case mine != nil && !mine.Acked && m.Status == "open":
+		return NeedsAck + unattended
+	case mine != nil && !mine.Acked && m.Status == "ack":
+		return NeedsAck
+	case mine != nil && !mine.PruneOK && m.Status == "done":
+		return NeedsPruneOK
+	}
+	return ""
+}
+
+// waitingOn names who must act next on an item that does not wait on the caller.
+func waitingOn(m Message) []string {
+	out := []string{}
+	for _, c := range m.Consumers {
+		switch m.Status {
+		case "done":
+			if !c.PruneOK {
+				out = append(out, c.Party)
+			}
+		default:
+			if !c.Acked || (m.Status == "ack" && c.Party == m.From) {
+				out = append(out, c.Party)
+			}
+		}
+	}
+	return out
+}
+
+// Whoami is chat_whoami's result: the inbox plus identity and known parties.
+type Whoami struct {
+	Inbox
+	About        *string     `json:"about"`
+	KnownParties []PartyInfo `json:"known_parties"`
+}
+
+// Whoami reports identity, channels, what waits, and the known parties;
+// a non-empty about updates the caller's self-description.
+func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, error) {
+	var out Whoami
+	run := d.view
+	if about != "" {
+		run = d.update
+	}
+	err := run(ctx, func(t *tx) error {
+		p, err := t.me(me, about != "")
+		if err != nil {
+			return err
+		}
+		if about != "" {
+			if _, err := t.exec(`UPDATE parties SET about = ? WHERE id = ?`, about, p.id); err != nil {
+				return err
+			}
+		}
+		if _, err := t.sweep(p); err != nil {
+			return err
+		}
+		if out.Inbox, err = t.inbox(p, me.Workspace); err != nil {
+			return err
+		}
+		var a sql.NullString
+		if err := t.row(`SELECT about FROM parties WHERE id = ?`, p.id).Scan(&a); err != nil {
+			return err
+		}
+		if a.Valid && a.String != "" {
+			out.About = &a.String
+		}
+		out.KnownParties, err = t.knownParties()
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,159 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// ArgError is an argument the caller must fix; its message names the
+// argument and the fix.
+type ArgError struct{ msg string }
+
+func (e *ArgError) Error() string { return e.msg }
+
+func argErrorf(format string, args ...any) error {
+	return &ArgError{msg: fmt.Sprintf(format, args...)}
+}
+
+// checkArgs validates raw arguments against the tool's schema and returns
+// them as a JSON object with nulls dropped, ready to decode into the
+// tool's argument struct. maxBytes bounds every string.
+func checkArgs(t Tool, raw json.RawMessage, maxBytes int) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if !utf8.Valid(raw) {
+		return nil, argErrorf("the arguments of %s are not valid UTF-8 — send text as UTF-8", t.Name)
+	}
+	var args map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || args == nil {
+		return nil, argErrorf("the arguments of %s must be a JSON object like {\"name\": value} — got %s", t.Name, preview(raw))
+	}
+	for name, value := range args {
+		if string(value) == "null" {
+			delete(args, name)
+			continue
+		}
+		prop, ok := t.InputSchema.Properties[name]
+		if !ok {
+			return nil, argErrorf("%s has no argument `%s` — use only: %s", t.Name, name, strings.Join(t.argNames(), ", "))
+		}
+		if err := checkValue(name, prop, value, maxBytes); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range t.InputSchema.Required {
+		if _, ok := args[name]; !ok {
+			return nil, argErrorf("%s needs `%s` — %s", t.Name, name, hint(t.InputSchema.Properties[name]))
+		}
+	}
+	return json.Marshal(args)
+}
+
+func hint(s *Schema) string {
+	if s == nil || s.Description == "" {
+		return "pass it"
+	}
+	return "pass it: " + strings.TrimSuffix(s.Description, ".")
+}
+
+func checkValue(name string, s *Schema, value json.RawMessage, maxBytes int) error {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return argErrorf("`%s` is not valid JSON — %v", name, err)
+	}
+	switch s.Type {
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return argErrorf("`%s` must be a string, not %s — pass it as text in quotes", name, kindOf(v))
+		}
+		if len(str) > maxBytes {
+			return argErrorf("`%s` is %d bytes, over the %d-byte limit (chat.max_body_bytes) — shorten it or split it into several messages", name, len(str), maxBytes)
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return argErrorf("`%s` must be true or false, not %s", name, kindOf(v))
+		}
+	case "integer":
+		n, ok := v.(json.Number)
+		if !ok {
+			return argErrorf("`%s` must be a whole number, not %s%s", name, kindOf(v), rangeHint(s))
+		}
+		f, err := n.Float64()
+		if err != nil || f != math.Trunc(f) {
+			return argErrorf("`%s` must be a whole number, not %s%s", name, n, rangeHint(s))
+		}
+		if (s.Minimum != nil && f < *s.Minimum) || (s.Maximum != nil && f > *s.Maximum) {
+			return argErrorf("`%s` is %s, out of range%s", name, n, rangeHint(s))
+		}
+	case "array":
+		list, ok := v.([]any)
+		if !ok {
+			return argErrorf("`%s` must be a list, not %s — e.g. [\"mesh-gw\", \"node-dash\"]", name, kindOf(v))
+		}
+		for i, item := range list {
+			str, ok := item.(string)
+			if !ok || strings.TrimSpace(str) == "" {
+				return argErrorf("`%s` item %d must be a non-empty string, not %s — pass party names like [\"mesh-gw\"]", name, i+1, kindOf(item))
+			}
+			if len(str) > maxBytes {
+				return argErrorf("`%s` item %d is over the %d-byte limit (chat.max_body_bytes) — shorten it", name, i+1, maxBytes)
+			}
+		}
+	}
+	return nil
+}
+
+func rangeHint(s *Schema) string {
+	switch {
+	case s.Minimum != nil && s.Maximum != nil:
+		return fmt.Sprintf(" — pass a whole number from %g to %g", *s.Minimum, *s.Maximum)
+	case s.Minimum != nil:
+		return fmt.Sprintf(" — pass a whole number of at least %g", *s.Minimum)
+	}
+	return " — pass a whole number"
+}
+
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "the number " + x.String()
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func preview(raw []byte) string {
+	const n = 40
+	if len(raw) > n {
+		return string(raw[:n]) + "…"
+	}
+	return string(raw)
+}
+
+// text checks a required free-text argument after trimming.
+func text(name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return argErrorf("`%s` is empty — pass some text", name)
+	}
+	return nil
+}

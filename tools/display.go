@@ -1,0 +1,147 @@
+package tools
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// escapes matches terminal escape sequences (CSI, OSC and single-character
+// escapes) so that a peer's text can never drive the user's terminal.
+var escapes = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+
+// Clean removes escape sequences and control characters from message text,
+// keeping newlines and tabs.
+func Clean(s string) string {
+	s = escapes.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// OneLine cleans s, folds it onto one line and cuts it to n runes.
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(Clean(s)), " ")
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
+}
+
+func names(list []string) string {
+	if len(list) == 0 {
+		return "nobody"
+	}
+	return strings.Join(list, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// itemLine is the one-line form of an item: [slug] **title** · STATUS.
+func itemLine(slug, title, status string) string {
+	return fmt.Sprintf("[%s] **%s** · %s", slug, OneLine(title, 120), strings.ToUpper(status))
+}
+
+// indent quotes a (cleaned) body under its heading line.
+func indent(body string) string {
+	lines := strings.Split(strings.TrimRight(Clean(body), "\n"), "\n")
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// renderMessage is one message of a read: chatter as **from** #seq, items
+// with their status and who must still ack, events in italics.
+func renderMessage(m store.Message) string {
+	switch m.Kind {
+	case "event":
+		return fmt.Sprintf("_#%d %s_", m.Seq, OneLine(m.Body, 200))
+	case "ask":
+		var b strings.Builder
+		fmt.Fprintf(&b, "**%s** #%d %s", m.From, m.Seq, itemLine(m.Slug, m.Title, m.Status))
+		if waiting := awaitingAck(m); len(waiting) > 0 && m.Status != "done" {
+			fmt.Fprintf(&b, " — awaiting ack from %s", names(waiting))
+		}
+		if m.Ref != "" {
+			fmt.Fprintf(&b, " (ref %s)", OneLine(m.Ref, 80))
+		}
+		b.WriteString("\n" + indent(m.Body))
+		return b.String()
+	}
+	head := fmt.Sprintf("**%s** #%d", m.From, m.Seq)
+	if m.Re != "" {
+		head += " ↳ re " + m.Re
+	}
+	if m.Ref != "" {
+		head += fmt.Sprintf(" (ref %s)", OneLine(m.Ref, 80))
+	}
+	return head + "\n" + indent(m.Body)
+}
+
+func awaitingAck(m store.Message) []string {
+	var out []string
+	for _, c := range m.Consumers {
+		if !c.Acked {
+			out = append(out, c.Party)
+		}
+	}
+	return out
+}
+
+// renderInbox is the inbox: unread counts, then Waiting on YOU, then
+// Waiting on a peer.
+func renderInbox(in store.Inbox) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Inbox of %s** — %s\n", in.Me, plural(in.UnreadTotal, "unread message"))
+	if len(in.Channels) == 0 {
+		b.WriteString("You are in no channel yet — create one with chat_channel_new or join one with chat_channel_join.\n")
+	}
+	for _, c := range in.Channels {
+		fmt.Fprintf(&b, "- #%s: %d unread · %s\n", c.Channel, c.Unread, names(c.Parties))
+	}
+	b.WriteString("\n")
+	if len(in.WaitingOnMe) == 0 {
+		b.WriteString("Nothing waiting on you.\n")
+	} else {
+		b.WriteString("**Waiting on YOU**\n")
+		for _, w := range in.WaitingOnMe {
+			fmt.Fprintf(&b, "- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs)
+		}
+	}
+	if len(in.WaitingOnPeer) > 0 {
+		b.WriteString("\n**Waiting on a peer**\n")
+		for _, w := range in.WaitingOnPeer {
+			fmt.Fprintf(&b, "- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// renderItemState shows an item after ack, resolve or prune-ok: its status
+// and who is still awaited.
+func renderItemState(verb string, st store.ItemState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s in #%s #%d", verb, itemLine(st.Slug, st.Title, st.Status), st.Channel, st.Seq)
+	switch {
+	case st.ArchivedNow != nil && *st.ArchivedNow:
+		b.WriteString("\nArchived now: done and every consumer gave prune-ok (see chat_read archived=true).")
+	case st.Status == "done":
+		fmt.Fprintf(&b, "\nAwaiting prune-ok from %s.", names(st.AwaitingPruneOKFrom))
+	case len(st.AwaitingAckFrom) > 0:
+		fmt.Fprintf(&b, "\nAwaiting ack from %s; the raiser %s resolves it when satisfied.", names(st.AwaitingAckFrom), st.From)
+	default:
+		fmt.Fprintf(&b, "\nEveryone acked; the raiser %s resolves it when satisfied.", st.From)
+	}
+	return b.String()
+}

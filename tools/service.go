@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// Service answers tool calls for one party on one database.
+type Service struct {
+	DB       *store.DB
+	Config   config.Config
+	Paths    config.Paths
+	Me       store.Identity
+	Manifest Manifest
+	// Env reads MCPP_TIMEOUT_SECONDS for chat_wait's clamp.
+	Env config.Env
+	// Changed blocks until the database may have changed or ctx ends.
+	// nil means poll once a second.
+	Changed func(ctx context.Context) error
+}
+
+// Result is a successful call: display markdown for the user and the
+// result value (JSON) for the assistant.
+type Result struct {
+	Display string
+	Value   any
+}
+
+// handler runs one tool with its checked arguments.
+type handler func(ctx context.Context, s *Service, args json.RawMessage) (Result, error)
+
+// handlers maps every declared tool to its code; a test keeps it equal to
+// module.yaml's tool list.
+var handlers = map[string]handler{
+	"chat_whoami":        whoami,
+	"chat_channel_new":   channelNew,
+	"chat_channel_list":  channelList,
+	"chat_channel_join":  channelJoin,
+	"chat_channel_leave": channelLeave,
+	"chat_say":           say,
+	"chat_ask":           ask,
+	"chat_reply":         reply,
+	"chat_ack":           ack,
+	"chat_resolve":       resolve,
+	"chat_prune_ok":      pruneOK,
+	"chat_read":          read,
+	"chat_inbox":         inbox,
+	"chat_wait":          wait,
+}
+
+// ErrUnknownTool is a call to a tool module.yaml does not declare.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Call checks the arguments and runs the tool. Every error it returns is
+// one sentence that says what to do.
+func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
+	t, ok := s.Manifest.Tool(name)
+	h, ok2 := handlers[name]
+	if !ok || !ok2 {
+		return Result{}, fmt.Errorf("%w %q — the tools are: %s", ErrUnknownTool, name, strings.Join(s.toolNames(), ", "))
+	}
+	args, err := checkArgs(t, raw, s.Config.Chat.MaxBodyBytes)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := h(ctx, s, args)
+	if err != nil {
+		return Result{}, explain(name, err)
+	}
+	return res, nil
+}
+
+func (s *Service) toolNames() []string {
+	names := make([]string, len(s.Manifest.Tools))
+	for i, t := range s.Manifest.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// explain keeps user-facing errors as they are and phrases the rest.
+func explain(tool string, err error) error {
+	var ue *store.UserError
+	var ae *ArgError
+	switch {
+	case errors.As(err, &ue), errors.As(err, &ae), errors.Is(err, store.ErrBusy):
+		return err
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s was cancelled before it finished — nothing was written; call it again if you still need it", tool)
+	}
+	return fmt.Errorf("%s failed: %v", tool, err)
+}
+
+// decode fills a tool's argument struct from checked arguments.
+func decode(args json.RawMessage, v any) error {
+	if err := json.Unmarshal(args, v); err != nil {
+		return argErrorf("the arguments do not fit: %v", err)
+	}
+	return nil
+}
+
+// waitBounds returns chat_wait's ceiling: wait_max_seconds, and
+// MCPP_TIMEOUT_SECONDS − 5 so an mcpp host's per-call timeout never fires first.
+func (s *Service) waitBounds() int {
+	limit := s.Config.Chat.WaitMaxSeconds
+	if s.Env != nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(s.Env("MCPP_TIMEOUT_SECONDS"))); err == nil {
+			limit = min(limit, v-5)
+		}
+	}
+	return max(limit, 1)
+}
+
+// changed waits for a possible change, by notification or by polling.
+func (s *Service) changed(ctx context.Context) error {
+	if s.Changed != nil {
+		return s.Changed(ctx)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return nil
+	}
+}

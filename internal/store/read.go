@@ -163,6 +163,9 @@ func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, err
 			return err
 		}
 		out.FromSeq = cursor
+		if a.Archived {
+			out.FromSeq = 0 // archived rows lie behind every cursor
+		}
 		if a.Since != nil {
 			out.FromSeq = *a.Since
 		}

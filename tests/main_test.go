@@ -1,0 +1,224 @@
+// Package tests holds the cross-process tests: they build the real
+// binaries once and drive them as a user's client would (a shell running
+// `mcpp-chat call`, an MCP client over stdio, Claude Code running the hook).
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Paths of the binaries built for this test run.
+var (
+	chatBin string
+	hookBin string
+	binDir  string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mcpp-chat-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	chatBin = filepath.Join(dir, "mcpp-chat")
+	if err := build("./cmd/mcpp-chat", chatBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot(), "cmd", "mcpp-chat-hook")); err == nil {
+		hookBin = filepath.Join(dir, "mcpp-chat-hook")
+		if err := build("./cmd/mcpp-chat-hook", hookBin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func build(pkg, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = repoRoot()
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+	}
+	return nil
+}
+
+// repoRoot is the checkout (tests run in its tests/ folder).
+func repoRoot() string {
+	wd, _ := os.Getwd()
+	return filepath.Dir(wd)
+}
+
+// world is one isolated install: its own database, config, HOME and
+// repositories, so a test never touches the user's files.
+type world struct {
+	t    *testing.T
+	dir  string
+	db   string
+	home string
+	env  []string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{t: t, dir: dir, db: filepath.Join(dir, "data", "chat.db"), home: filepath.Join(dir, "home")}
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.env = cleanEnv(
+		"MCPP_CHAT_DB="+w.db,
+		"MCPP_CHAT_HOME="+filepath.Join(dir, "module"),
+		"HOME="+w.home,
+		"XDG_DATA_HOME="+filepath.Join(w.home, ".local", "share"),
+		"XDG_STATE_HOME="+filepath.Join(w.home, ".local", "state"),
+		"XDG_CACHE_HOME="+filepath.Join(w.home, ".cache"),
+	)
+	return w
+}
+
+// cleanEnv is the test process's environment without anything that would
+// change identity or paths, plus extra.
+func cleanEnv(extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "MCPP_") || strings.HasPrefix(name, "CLAUDE_") || strings.HasPrefix(name, "XDG_") || name == "HOME" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, extra...)
+}
+
+// repo makes a git repository folder (a .git directory is enough for
+// identity) named name under the world and returns its path.
+func (w *world) repo(name string) string {
+	w.t.Helper()
+	path := filepath.Join(w.dir, "repos", name)
+	if err := os.MkdirAll(filepath.Join(path, ".git"), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	return path
+}
+
+// callResult is the JSON object `mcpp-chat call` prints.
+type callResult struct {
+	Success bool            `json:"success"`
+	Result  json.RawMessage `json:"result"`
+	Display string          `json:"display"`
+	Error   string          `json:"error"`
+	Exit    int             `json:"-"`
+}
+
+// call runs `mcpp-chat call TOOL ARGS` with cwd = dir.
+func (w *world) call(dir, tool string, args any) callResult {
+	w.t.Helper()
+	data, err := json.Marshal(args)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chatBin, "call", tool, "-")
+	cmd.Dir = dir
+	cmd.Env = w.env
+	cmd.Stdin = bytes.NewReader(data)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var r callResult
+	if jerr := json.Unmarshal(out, &r); jerr != nil {
+		w.t.Fatalf("call %s %s: not one JSON object (%v): %q stderr %q", tool, data, err, out, stderr.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Exit = ee.ExitCode()
+	}
+	return r
+}
+
+// mustCall is call that fails the test on a tool error and decodes the result.
+func (w *world) mustCall(dir, tool string, args any, into any) callResult {
+	w.t.Helper()
+	r := w.call(dir, tool, args)
+	if !r.Success {
+		w.t.Fatalf("%s %v from %s: %s", tool, args, dir, r.Error)
+	}
+	if into != nil {
+		if err := json.Unmarshal(r.Result, into); err != nil {
+			w.t.Fatalf("%s result: %v", tool, err)
+		}
+	}
+	return r
+}
+
+// serve starts `mcpp-chat serve` with cwd = dir, as Claude Code would, and
+// connects an MCP client to it.
+func (w *world) serve(dir string, extraEnv ...string) *mcp.ClientSession {
+	w.t.Helper()
+	cmd := exec.Command(chatBin, "serve")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		w.t.Fatalf("connect to serve in %s: %v", dir, err)
+	}
+	w.t.Cleanup(func() { session.Close() })
+	return session
+}
+
+// toolCall calls a tool over MCP and returns the result JSON (second text
+// content) decoded into into, or the error text of an isError result.
+func toolCall(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any, into any) (display string, errText string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: JSON-RPC error %v", tool, err)
+	}
+	if res.IsError {
+		return "", contentText(res, 0)
+	}
+	if len(res.Content) != 2 {
+		t.Fatalf("%s: want 2 contents (display, JSON), got %d", tool, len(res.Content))
+	}
+	if into != nil {
+		if err := json.Unmarshal([]byte(contentText(res, 1)), into); err != nil {
+			t.Fatalf("%s: result JSON: %v", tool, err)
+		}
+	}
+	return contentText(res, 0), ""
+}
+
+func contentText(res *mcp.CallToolResult, i int) string {
+	if i >= len(res.Content) {
+		return ""
+	}
+	if tc, ok := res.Content[i].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}

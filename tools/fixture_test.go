@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// fixtureDir holds the database the Python edition wrote and its answers.
+const fixtureDir = "../../shared/fixtures"
+
+type fixtureCase struct {
+	Workspace string          `json:"workspace"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	Success   bool            `json:"success"`
+	Result    any             `json:"result"`
+	Error     *string         `json:"error"`
+}
+
+// On a copy of the Python edition's database, every answer it gave must be
+// ours too: each expected key present and equal, lists in the same order.
+func TestPythonFixtureAnswers(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "reference-v1.expected.json"))
+	if err != nil {
+		t.Skipf("fixtures not present beside the checkout: %v", err)
+	}
+	var cases []fixtureCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 48 {
+		t.Fatalf("want the 48 reference answers, found %d", len(cases))
+	}
+	db := openFixtureCopy(t)
+	manifest, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		party, err := config.Identify(c.Workspace, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Service{DB: db, Config: config.Defaults(), Manifest: manifest,
+			Me: store.Identity{Name: party.Name, Workspace: party.Root}}
+		res, err := s.Call(context.Background(), c.Tool, c.Args)
+		if !c.Success {
+			if err == nil {
+				t.Errorf("#%d %s %s %s: succeeded, want an error like %q", i, c.Workspace, c.Tool, c.Args, *c.Error)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("#%d %s %s %s: %v", i, c.Workspace, c.Tool, c.Args, err)
+			continue
+		}
+		var got any
+		raw, _ := json.Marshal(res.Value)
+		json.Unmarshal(raw, &got)
+		if path, ok := subset(c.Result, got, "result"); !ok {
+			t.Errorf("#%d %s %s %s: differs at %s\n got: %s", i, c.Workspace, c.Tool, c.Args, path, raw)
+		}
+	}
+}
+
+func openFixtureCopy(t *testing.T) *store.DB {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(fixtureDir, "reference-v1.db"))
+	if err != nil {
+		t.Skipf("fixtures not present beside the checkout: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "chat.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// subset reports whether every key of want is in got with an equal value
+// (recursively; lists must match element by element).
+func subset(want, got any, path string) (string, bool) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return path, false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				return path + "." + k + " (missing)", false
+			}
+			if p, ok := subset(wv, gv, path+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return path + " (length)", false
+		}
+		for i := range w {
+			if p, ok := subset(w[i], g[i], path+"["+itoa(i)+"]"); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	}
+	return path, reflect.DeepEqual(want, got)
+}
+
+func itoa(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }

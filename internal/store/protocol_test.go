@@ -1,0 +1,560 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Every rule of DESIGN §7, one test each, on a fresh database.
+
+var (
+	gw   = Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
+	dash = Identity{Name: "node-dash", Workspace: "/srv/node-dash"}
+	fw   = Identity{Name: "fw-core", Workspace: "/srv/fw-core"}
+)
+
+func openTest(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// world seats mesh-gw and node-dash in gw--dash (and registers fw-core).
+func world(t *testing.T) *DB {
+	t.Helper()
+	db := openTest(t)
+	ctx := context.Background()
+	for _, id := range []Identity{gw, dash, fw} {
+		must(t)(db.Register(ctx, id))
+	}
+	must(t)(db.ChannelNew(ctx, gw, "gw--dash", "gateway <-> dashboard", []string{"node-dash"}))
+	return db
+}
+
+func must(t *testing.T) func(any, error) {
+	return func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// refused asserts a user error whose sentence contains want.
+func refused(t *testing.T, err error, want string) {
+	t.Helper()
+	var ue *UserError
+	if !errors.As(err, &ue) {
+		t.Fatalf("want a user error containing %q, got %v", want, err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+func readAll(t *testing.T, db *DB, id Identity, channel string) ReadResult {
+	t.Helper()
+	zero := int64(0)
+	r, err := db.Read(context.Background(), id, ReadArgs{Channel: channel, Limit: 500, Since: &zero, Peek: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func kinds(r ReadResult) []string {
+	var out []string
+	for _, m := range r.Messages {
+		out = append(out, m.Kind+":"+m.Body)
+	}
+	return out
+}
+
+func TestChannelNameRule(t *testing.T) {
+	for raw, want := range map[string]string{"gw--dash": "gw--dash", "  GW--Dash ": "gw--dash", "a": "a", "v1.2_x~y": "v1.2_x~y"} {
+		got, err := ChannelName(raw)
+		if err != nil || got != want {
+			t.Errorf("ChannelName(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{"", "has space", "-lead", "../etc", "ÄBC", strings.Repeat("a", 65), "a/b"} {
+		if _, err := ChannelName(raw); err == nil {
+			t.Errorf("ChannelName(%q) accepted", raw)
+		}
+	}
+}
+
+func TestChannelNewSeatsWithoutEvents(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	info, err := db.ChannelNew(ctx, dash, "all-hands", "", []string{"fw-core", "mesh-gw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(info.Parties, []string{"fw-core", "mesh-gw", "node-dash"}) || info.About != nil || info.LiveItems != 0 {
+		t.Fatalf("channel_new = %+v", info)
+	}
+	if r := readAll(t, db, dash, "all-hands"); len(r.Messages) != 0 {
+		t.Fatalf("channel_new posted %v", kinds(r))
+	}
+	_, err = db.ChannelNew(ctx, fw, "all-hands", "", nil)
+	refused(t, err, "chat_channel_join")
+	_, err = db.ChannelNew(ctx, fw, "fw-only", "", []string{"nobody"})
+	refused(t, err, "no party named 'nobody'")
+}
+
+func TestJoinLeaveEventsAndSeat(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	_, err := db.Say(ctx, fw, SayArgs{Text: "hi", Channel: "gw--dash"})
+	refused(t, err, "join it with chat_channel_join")
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash"))
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash")) // already seated: no second event
+	must(t)(db.Say(ctx, fw, SayArgs{Text: "hi", Channel: "gw--dash"}))
+	left, err := db.ChannelLeave(ctx, fw, "gw--dash")
+	if err != nil || !left.Left {
+		t.Fatalf("leave = %+v %v", left, err)
+	}
+	_, err = db.ChannelLeave(ctx, fw, "gw--dash")
+	refused(t, err, "not in 'gw--dash'")
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash")) // re-seat clears left_at
+	want := []string{"event:fw-core joined the channel", "say:hi", "event:fw-core left the channel (existing item obligations remain)", "event:fw-core joined the channel"}
+	if got := kinds(readAll(t, db, gw, "gw--dash")); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+	_, err = db.ChannelJoin(ctx, fw, "nope")
+	refused(t, err, "no channel named 'nope'")
+}
+
+func TestChannelChoice(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	_, err := db.Say(ctx, fw, SayArgs{Text: "x"})
+	refused(t, err, "you are in no channel")
+	r, err := db.Say(ctx, gw, SayArgs{Text: "only channel"})
+	if err != nil || r.Channel != "gw--dash" {
+		t.Fatalf("single channel: %+v %v", r, err)
+	}
+	must(t)(db.ChannelNew(ctx, gw, "second", "", []string{"node-dash"}))
+	_, err = db.Say(ctx, gw, SayArgs{Text: "which?"})
+	refused(t, err, "pass channel=<one of: gw--dash, second>")
+	r, err = db.Say(ctx, gw, SayArgs{Text: "default", DefaultChannel: "second"})
+	if err != nil || r.Channel != "second" {
+		t.Fatalf("default channel: %+v %v", r, err)
+	}
+	_, err = db.Say(ctx, gw, SayArgs{Text: "x", DefaultChannel: "elsewhere"})
+	refused(t, err, "several channels")
+	_, err = db.Say(ctx, gw, SayArgs{Text: "x", Channel: "missing"})
+	refused(t, err, "no channel named 'missing'")
+}
+
+func TestSlugDerivationAndCollisions(t *testing.T) {
+	for in, want := range map[string]string{
+		"Is the chunk header enum closed?": "is-the-chunk-header-enum-closed",
+		"  --Hello,   World!--  ":          "hello-world",
+		"":                                 "item",
+		"???":                              "item",
+		"What baud does the bench UART use? Please": "what-baud-does-the-bench-uart-use-please",
+		strings.Repeat("ab ", 30):                   "ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-ab-a",
+		"Ünïcode title":                             "n-code-title",
+	} {
+		if got := Slugify(in); got != want {
+			t.Errorf("Slugify(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Slugify(strings.Repeat("x", 39) + " y"); got != strings.Repeat("x", 39) {
+		t.Errorf("a cut that ends in - is trimmed again: %q", got)
+	}
+	db := world(t)
+	ctx := context.Background()
+	var slugs []string
+	for _, a := range []AskArgs{{Title: "Chunk API", Body: "b"}, {Title: "chunk api!", Body: "b"}, {Title: "other", Body: "b", Slug: "chunk-api"}} {
+		r, err := db.Ask(ctx, gw, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slugs = append(slugs, r.Slug)
+	}
+	if want := []string{"chunk-api", "chunk-api-2", "chunk-api-3"}; !reflect.DeepEqual(slugs, want) {
+		t.Fatalf("slugs = %q, want %q", slugs, want)
+	}
+}
+
+func TestAskConsumersAndAnnounce(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash"))
+	all, err := db.Ask(ctx, gw, AskArgs{Title: "to everyone", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(all.Consumers, []string{"fw-core", "mesh-gw", "node-dash"}) || !reflect.DeepEqual(all.AwaitingAckFrom, []string{"fw-core", "node-dash"}) || all.Status != "open" {
+		t.Fatalf("every seated party: %+v", all)
+	}
+	named, err := db.Ask(ctx, gw, AskArgs{Title: "to dash", Body: "b", Consumers: []string{"node-dash"}})
+	if err != nil || !reflect.DeepEqual(named.Consumers, []string{"mesh-gw", "node-dash"}) {
+		t.Fatalf("named consumers (author always added): %+v %v", named, err)
+	}
+	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"node-dash~2"}})
+	refused(t, err, "does not sit in 'gw--dash'")
+	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"mesh-gw"}})
+	refused(t, err, "needs a consumer besides you")
+	ann, err := db.Ask(ctx, gw, AskArgs{Title: "freeze", Body: "No merges Friday.", Announce: true})
+	if err != nil || ann.Status != "done" {
+		t.Fatalf("announce: %+v %v", ann, err)
+	}
+	st, err := db.PruneOK(ctx, gw, "freeze", "")
+	if err != nil || *st.ArchivedNow {
+		t.Fatalf("an announce still needs everyone's prune-ok: %+v %v", st, err)
+	}
+	in, _ := db.Inbox(ctx, dash)
+	if !hasNeed(in, "freeze", NeedsPruneOK) {
+		t.Fatalf("announce does not ask node-dash for prune-ok: %+v", in.WaitingOnMe)
+	}
+	// The author's own consumer row is acked at once.
+	msgs := readAll(t, db, gw, "gw--dash").Messages
+	for _, c := range msgs[0].Consumers {
+		if c.Party == "mesh-gw" && !c.Acked {
+			t.Fatal("the author's consumer row is not acked")
+		}
+	}
+}
+
+func hasNeed(in Inbox, slug, need string) bool {
+	for _, w := range in.WaitingOnMe {
+		if w.Item == slug && strings.HasPrefix(w.Needs, need) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestItemAddresses(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "chatter"}))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "chunk api", Body: "b"}))
+	for _, addr := range []string{"chunk-api", "2", "#2", "gw--dash:2", "gw--dash:chunk-api", "GW--DASH:#2", " chunk-api "} {
+		st, err := db.Ack(ctx, dash, addr, "", "")
+		if err != nil || st.Slug != "chunk-api" {
+			t.Errorf("address %q: %+v %v", addr, st, err)
+		}
+	}
+	_, err := db.Ack(ctx, dash, "1", "", "")
+	refused(t, err, "is a say, not an item")
+	_, err = db.Ack(ctx, dash, "nope", "", "")
+	refused(t, err, "no item \"nope\"")
+	_, err = db.Ack(ctx, dash, "gw--dash:99", "", "")
+	refused(t, err, "no message")
+	_, err = db.Ack(ctx, dash, "#x", "", "")
+	refused(t, err, "not an address")
+	must(t)(db.ChannelNew(ctx, dash, "other", "", []string{"mesh-gw"}))
+	must(t)(db.Ask(ctx, dash, AskArgs{Title: "chunk api", Body: "b", Channel: "other"}))
+	_, err = db.Ack(ctx, gw, "chunk-api", "", "")
+	refused(t, err, "gw--dash:chunk-api, other:chunk-api")
+}
+
+func TestSayMovesOwnCursorAndReplyTo(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	r, err := db.Say(ctx, gw, SayArgs{Text: "  padded  \n", Ref: "src/gw.c:120"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != "say" || !reflect.DeepEqual(r.To, []string{"node-dash"}) {
+		t.Fatalf("say = %+v", r)
+	}
+	msgs := readAll(t, db, gw, "").Messages
+	if msgs[0].Body != "padded" || msgs[0].Ref != "src/gw.c:120" {
+		t.Fatalf("say stored %+v", msgs[0])
+	}
+	peek, _ := db.Read(ctx, gw, ReadArgs{Limit: 50, Peek: true})
+	if peek.Cursor != 1 {
+		t.Fatalf("the author's cursor is %d, want it on its own say (1)", peek.Cursor)
+	}
+	rr, err := db.Say(ctx, dash, SayArgs{Text: "re", ReplyTo: "#1"})
+	if err != nil || rr.Kind != "reply" || rr.Re != "#1" || *rr.AutoAcked {
+		t.Fatalf("say with reply_to = %+v %v", rr, err)
+	}
+	rr2, err := db.Reply(ctx, gw, "2", "reply to a reply", "")
+	if err != nil || rr2.Re != "#2" {
+		t.Fatalf("reply to a reply = %+v %v", rr2, err)
+	}
+}
+
+// A post must never mark a peer's unread words as read.
+func TestOwnPostDoesNotSkipPeerMessages(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "from dash"}))
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "from gw"}))
+	in, _ := db.Inbox(ctx, gw)
+	if in.UnreadTotal != 1 {
+		t.Fatalf("node-dash's message was skipped by mesh-gw's own post: unread %d", in.UnreadTotal)
+	}
+}
+
+func TestReplyAutoAck(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "chunk api", Body: "b"}))
+	r, err := db.Reply(ctx, dash, "chunk-api", "answer", "")
+	if err != nil || !r.AutoAcked || r.Re != "chunk-api" {
+		t.Fatalf("reply = %+v %v", r, err)
+	}
+	msgs := readAll(t, db, gw, "").Messages
+	if msgs[0].Status != "ack" || !msgs[0].Consumers[1].Acked {
+		t.Fatalf("reply did not ack: %+v", msgs[0])
+	}
+	if got := kinds(readAll(t, db, gw, "")); len(got) != 2 {
+		t.Fatalf("an auto-ack posts no event: %q", got)
+	}
+	r, _ = db.Reply(ctx, dash, "chunk-api", "more", "")
+	if r.AutoAcked {
+		t.Fatal("second reply auto-acked again")
+	}
+	r, _ = db.Reply(ctx, gw, "chunk-api", "thanks", "")
+	if r.AutoAcked {
+		t.Fatal("the author's reply auto-acked")
+	}
+}
+
+func TestAckRules(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "baud", Body: "b"}))
+	_, err := db.Ack(ctx, fw, "gw--dash:baud", "", "")
+	refused(t, err, "not a consumer")
+	st, err := db.Ack(ctx, dash, "baud", "checking, ETA 10m", "")
+	if err != nil || st.Status != "ack" || len(st.AwaitingAckFrom) != 0 || !reflect.DeepEqual(st.AwaitingPruneOKFrom, []string{"mesh-gw", "node-dash"}) {
+		t.Fatalf("ack = %+v %v", st, err)
+	}
+	st, _ = db.Ack(ctx, dash, "baud", "", "")
+	if !st.Unchanged {
+		t.Fatal("a second ack changed something")
+	}
+	want := []string{"ask:b", "event:[baud] acked by node-dash", "reply:checking, ETA 10m"}
+	if got := kinds(readAll(t, db, gw, "")); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ack wrote %q, want %q", got, want)
+	}
+}
+
+func TestResolveGates(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash"))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "q", Body: "b", Consumers: []string{"node-dash"}}))
+	_, err := db.Resolve(ctx, fw, "q", "", true, "")
+	refused(t, err, "only the raiser (mesh-gw)")
+	_, err = db.Resolve(ctx, dash, "q", "", true, "")
+	refused(t, err, "ack [q] first")
+	must(t)(db.Ack(ctx, dash, "q", "", ""))
+	_, err = db.Resolve(ctx, dash, "q", "", false, "")
+	refused(t, err, "answered=true")
+	st, err := db.Resolve(ctx, dash, "q", "done on my side", true, "")
+	if err != nil || st.Status != "done" {
+		t.Fatalf("answerer resolve: %+v %v", st, err)
+	}
+	again, err := db.Resolve(ctx, gw, "q", "ignored", false, "")
+	if err != nil || !again.Unchanged || again.Status != "done" {
+		t.Fatalf("resolving a done item must return it unchanged: %+v %v", again, err)
+	}
+	got := kinds(readAll(t, db, gw, ""))
+	if got[len(got)-2] != "event:[q] resolved by node-dash (answerer)" || got[len(got)-1] != "reply:done on my side" {
+		t.Fatalf("resolve wrote %q", got)
+	}
+	// The raiser resolves at any time, even before anyone acked.
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "r", Body: "b"}))
+	st, err = db.Resolve(ctx, gw, "r", "", false, "")
+	if err != nil || st.Status != "done" {
+		t.Fatalf("raiser resolve: %+v %v", st, err)
+	}
+	if got := kinds(readAll(t, db, gw, "")); got[len(got)-1] != "event:[r] resolved by mesh-gw (raiser)" {
+		t.Fatalf("raiser resolve wrote %q", got)
+	}
+}
+
+func TestPruneOKSelfOnlyAndSweep(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "chunk api", Body: "b"}))
+	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
+	_, err := db.PruneOK(ctx, fw, "gw--dash:chunk-api", "")
+	refused(t, err, "not a consumer")
+	st, err := db.PruneOK(ctx, gw, "chunk-api", "")
+	if err != nil || *st.ArchivedNow || !reflect.DeepEqual(st.AwaitingPruneOKFrom, []string{"node-dash"}) {
+		t.Fatalf("prune-ok adds only the caller's: %+v %v", st, err)
+	}
+	st, _ = db.PruneOK(ctx, dash, "chunk-api", "")
+	if *st.ArchivedNow {
+		t.Fatal("archived before it was done")
+	}
+	must(t)(db.Resolve(ctx, gw, "chunk-api", "", false, ""))
+	// Done with unanimous prune-ok: the next read sweeps it.
+	r, err := db.Read(ctx, dash, ReadArgs{Limit: 50})
+	if err != nil || !reflect.DeepEqual(r.ArchivedByThisRead, []string{"chunk-api"}) {
+		t.Fatalf("read sweep = %+v %v", r.ArchivedByThisRead, err)
+	}
+	live := kinds(readAll(t, db, gw, ""))
+	want := []string{"event:[chunk-api] resolved by mesh-gw (raiser)", "event:[chunk-api] archived (done + unanimous prune-ok)"}
+	if !reflect.DeepEqual(live, want) {
+		t.Fatalf("live after archive = %q, want %q", live, want)
+	}
+	zero := int64(0)
+	arch, _ := db.Read(ctx, gw, ReadArgs{Limit: 50, Since: &zero, Archived: true})
+	if got := kinds(arch); !reflect.DeepEqual(got, []string{"ask:b", "reply:answer"}) {
+		t.Fatalf("archived = %q", got)
+	}
+	_, err = db.Ack(ctx, dash, "chunk-api", "", "")
+	refused(t, err, "is archived")
+}
+
+func TestPruneOKArchivesAtOnce(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "x", Body: "b", Announce: true}))
+	must(t)(db.PruneOK(ctx, gw, "x", ""))
+	st, err := db.PruneOK(ctx, dash, "x", "")
+	if err != nil || !*st.ArchivedNow || st.Archived == nil || !*st.Archived {
+		t.Fatalf("last prune-ok did not archive: %+v %v", st, err)
+	}
+}
+
+func TestReadCursorLimitMorePeek(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "m"}))
+	}
+	r, err := db.Read(ctx, dash, ReadArgs{Limit: 2})
+	if err != nil || len(r.Messages) != 2 || r.More != 3 || r.Cursor != 2 || r.FromSeq != 0 {
+		t.Fatalf("first page = from %d cursor %d more %d n %d %v", r.FromSeq, r.Cursor, r.More, len(r.Messages), err)
+	}
+	p, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Peek: true})
+	if p.FromSeq != 2 || p.Cursor != 2 || len(p.Messages) != 3 {
+		t.Fatalf("peek = from %d cursor %d n %d", p.FromSeq, p.Cursor, len(p.Messages))
+	}
+	if again, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Peek: true}); again.FromSeq != 2 {
+		t.Fatal("peek moved the cursor")
+	}
+	zero := int64(0)
+	back, _ := db.Read(ctx, dash, ReadArgs{Limit: 1, Since: &zero})
+	if back.Cursor != 2 {
+		t.Fatalf("reading from since=0 moved the cursor backwards to %d", back.Cursor)
+	}
+	if p, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Peek: true}); p.FromSeq != 2 {
+		t.Fatalf("cursor moved backwards to %d", p.FromSeq)
+	}
+	rest, _ := db.Read(ctx, dash, ReadArgs{Limit: 50})
+	if rest.Cursor != 5 || rest.More != 0 {
+		t.Fatalf("rest = cursor %d more %d", rest.Cursor, rest.More)
+	}
+	in, _ := db.Inbox(ctx, dash)
+	if in.UnreadTotal != 0 {
+		t.Fatalf("unread after reading everything: %d", in.UnreadTotal)
+	}
+}
+
+func TestUnreadExcludesOwnAndArchived(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "mine"}))
+	in, _ := db.Inbox(ctx, gw)
+	if in.UnreadTotal != 0 {
+		t.Fatalf("own message counted unread: %d", in.UnreadTotal)
+	}
+	in, _ = db.Inbox(ctx, dash)
+	if in.UnreadTotal != 1 || in.Channels[0].Unread != 1 {
+		t.Fatalf("peer's say not unread: %+v", in)
+	}
+}
+
+func TestInboxWaitingLists(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, dash, AskArgs{Title: "uptime stall", Body: "b"}))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "baud", Body: "b"}))
+	must(t)(db.Ack(ctx, dash, "baud", "", ""))
+	gwIn, _ := db.Inbox(ctx, gw)
+	if !hasNeed(gwIn, "uptime-stall", NeedsAck+unattended) || !hasNeed(gwIn, "baud", NeedsResolve) {
+		t.Fatalf("mesh-gw waiting_on_me = %+v", gwIn.WaitingOnMe)
+	}
+	dashIn, _ := db.Inbox(ctx, dash)
+	if len(dashIn.WaitingOnMe) != 0 || len(dashIn.WaitingOnPeer) != 2 {
+		t.Fatalf("node-dash inbox = %+v", dashIn)
+	}
+	for _, w := range dashIn.WaitingOnPeer {
+		if !reflect.DeepEqual(w.WaitingOn, []string{"mesh-gw"}) {
+			t.Fatalf("%s waits on %v, want mesh-gw", w.Item, w.WaitingOn)
+		}
+	}
+}
+
+// Leaving keeps obligations: the item still waits on you and you can ack it.
+func TestLeaveKeepsObligations(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "q", Body: "b"}))
+	must(t)(db.ChannelLeave(ctx, dash, "gw--dash"))
+	in, _ := db.Inbox(ctx, dash)
+	if !hasNeed(in, "q", NeedsAck) {
+		t.Fatalf("after leaving, the item no longer waits on node-dash: %+v", in.WaitingOnMe)
+	}
+	if _, err := db.Ack(ctx, dash, "gw--dash:q", "", ""); err != nil {
+		t.Fatalf("ack after leaving: %v", err)
+	}
+	_, err := db.Reply(ctx, dash, "gw--dash:q", "text", "")
+	refused(t, err, "join it with chat_channel_join")
+}
+
+func TestSameBasenameGetsSuffixAndKeepsName(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	a, _ := db.Register(ctx, Identity{Name: "node-dash", Workspace: "/srv/node-dash"})
+	b, _ := db.Register(ctx, Identity{Name: "node-dash", Workspace: "/opt/other/node-dash"})
+	c, _ := db.Register(ctx, Identity{Name: "node-dash", Workspace: "/tmp/x/node-dash"})
+	again, _ := db.Register(ctx, Identity{Name: "renamed", Workspace: "/opt/other/node-dash"})
+	if a != "node-dash" || b != "node-dash~2" || c != "node-dash~3" || again != "node-dash~2" {
+		t.Fatalf("names = %q %q %q %q", a, b, c, again)
+	}
+}
+
+func TestNewerSchemaRefusedUnwritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before := fileDigest(t, path)
+	_, err = Open(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), "upgrade mcpp-chat") {
+		t.Fatalf("a newer schema opened: %v", err)
+	}
+	if fileDigest(t, path) != before {
+		t.Fatal("the refused database was written")
+	}
+}
+
+func fileDigest(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(data))
+}

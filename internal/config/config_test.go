@@ -1,0 +1,105 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaultsAreTheDocumentedFile(t *testing.T) {
+	c := Defaults()
+	if !c.Identity.GitRoot || c.Chat.WaitMaxSeconds != 20 || c.Chat.ReadLimit != 50 || c.Chat.TickFile != ".tick" ||
+		c.Chat.MaxBodyBytes != 65536 || c.Chat.DefaultChannel != "" || c.Storage.DBPath != "" ||
+		!c.Storage.DailyBackup || c.Storage.BackupRetainDays != 7 {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestEmptyOrMissingFileMeansDefaults(t *testing.T) {
+	for _, body := range []string{"", "{}", "# only a comment\n"} {
+		c, err := Parse([]byte(body))
+		if err != nil || c != Defaults() {
+			t.Errorf("Parse(%q) = %+v, %v", body, c, err)
+		}
+	}
+	c, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
+	if err != nil || c != Defaults() {
+		t.Fatalf("missing file: %+v %v", c, err)
+	}
+}
+
+func TestOverridesAndDisabledTick(t *testing.T) {
+	c, err := Parse([]byte("chat:\n  tick_file: \"\"\n  read_limit: 10\n"))
+	if err != nil || c.Chat.TickFile != "" || c.Chat.ReadLimit != 10 || c.Chat.WaitMaxSeconds != 20 {
+		t.Fatalf("override = %+v %v", c, err)
+	}
+}
+
+func TestUnknownKeyIsNamed(t *testing.T) {
+	for body, key := range map[string]string{
+		"chat:\n  read_limt: 5\n": "read_limt",
+		"colour: blue\n":          "colour",
+	} {
+		_, err := Parse([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("Parse(%q) error %v does not name %q", body, err, key)
+		}
+	}
+	_, err := Parse([]byte("chat:\n  read_limit: 900\n"))
+	if err == nil || !strings.Contains(err.Error(), "chat.read_limit") {
+		t.Fatalf("out-of-range read_limit: %v", err)
+	}
+}
+
+func env(m map[string]string) Env {
+	return func(k string) string { return m[k] }
+}
+
+func TestResolvePaths(t *testing.T) {
+	dir := t.TempDir()
+	// A checkout: module.yaml above the executable's bin/.
+	checkout := filepath.Join(dir, "checkout")
+	os.MkdirAll(filepath.Join(checkout, "bin"), 0o755)
+	os.WriteFile(filepath.Join(checkout, "module.yaml"), []byte("name: chat\n"), 0o644)
+	exe := filepath.Join(checkout, "bin", "mcpp-chat")
+
+	p, _, err := Resolve(env(map[string]string{"HOME": dir}), exe)
+	if err != nil || p.ModuleDir != checkout || p.DB != filepath.Join(checkout, "chat.db") || p.Tick != filepath.Join(checkout, ".tick") || p.Config != filepath.Join(checkout, "config.yaml") {
+		t.Fatalf("checkout paths = %+v %v", p, err)
+	}
+	p, _, _ = Resolve(env(map[string]string{"HOME": dir}), filepath.Join(dir, "elsewhere", "mcpp-chat"))
+	if p.ModuleDir != filepath.Join(dir, ".local", "share", "mcpp-chat") {
+		t.Fatalf("installed binary module dir = %s", p.ModuleDir)
+	}
+	p, _, _ = Resolve(env(map[string]string{"XDG_DATA_HOME": filepath.Join(dir, "xdg")}), "")
+	if p.ModuleDir != filepath.Join(dir, "xdg", "mcpp-chat") {
+		t.Fatalf("XDG module dir = %s", p.ModuleDir)
+	}
+	home := filepath.Join(dir, "home")
+	p, _, _ = Resolve(env(map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_DB": filepath.Join(dir, "db", "x.db")}), exe)
+	if p.ModuleDir != home || p.DB != filepath.Join(dir, "db", "x.db") || p.Tick != filepath.Join(dir, "db", ".tick") || p.Backups != filepath.Join(dir, "db", ".backups") {
+		t.Fatalf("env paths = %+v", p)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("storage:\n  db_path: data/chat.db\nchat:\n  tick_file: \"\"\n"), 0o644)
+	p, _, err = Resolve(env(map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg}), exe)
+	if err != nil || p.DB != filepath.Join(home, "data", "chat.db") || p.Tick != "" {
+		t.Fatalf("config paths = %+v %v", p, err)
+	}
+	os.WriteFile(cfg, []byte("bogus: 1\n"), 0o644)
+	if _, _, err := Resolve(env(map[string]string{"MCPP_CHAT_CONFIG": cfg}), exe); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("bad config: %v", err)
+	}
+}
+
+// The embedded config.yaml is the file users copy: it must stay valid.
+func TestShippedConfigParses(t *testing.T) {
+	data, err := os.ReadFile("../../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(data); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden display files in testdata/")
+
+// The display text of every tool, for a scripted two-repo conversation and
+// for the Python edition's database, is pinned in testdata/*.golden.
+func TestDisplayGolden(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	manifest, _ := LoadManifest()
+	as := func(name string) *Service {
+		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
+	}
+	gw, dash := as("mesh-gw"), as("node-dash")
+	var transcript strings.Builder
+	step := func(s *Service, tool, args string) {
+		t.Helper()
+		res, err := s.Call(ctx, tool, json.RawMessage(args))
+		transcript.WriteString("### " + s.Me.Name + " " + tool + " " + args + "\n")
+		if err != nil {
+			transcript.WriteString("ERROR: " + err.Error() + "\n\n")
+			return
+		}
+		transcript.WriteString(res.Display + "\n\n")
+	}
+	step(dash, "chat_whoami", `{"about": "web dashboard"}`)
+	step(gw, "chat_channel_new", `{"name": "gw--dash", "about": "gateway <-> dashboard", "parties": ["node-dash"]}`)
+	step(gw, "chat_channel_list", `{}`)
+	step(gw, "chat_say", `{"text": "gateway firmware 2.3 is flashed\u001b[31m on the bench", "ref": "src/gw.c:120"}`)
+	step(gw, "chat_ask", `{"title": "Is the chunk header enum closed?", "body": "I need FRAME_AUX.\nCan your generator emit it?", "slug": "chunk-api"}`)
+	step(dash, "chat_inbox", `{}`)
+	step(dash, "chat_read", `{}`)
+	step(dash, "chat_reply", `{"item": "chunk-api", "text": "I own the generator; FRAME_AUX added."}`)
+	step(gw, "chat_ask", `{"title": "What baud does the bench UART use?", "body": "I see garbage at 115200."}`)
+	step(dash, "chat_ack", `{"item": "what-baud-does-the-bench-uart-use", "note": "checking, ETA 10m"}`)
+	step(gw, "chat_read", `{"limit": 2}`)
+	step(gw, "chat_resolve", `{"item": "chunk-api", "note": "Confirmed, no workaround needed."}`)
+	step(dash, "chat_resolve", `{"item": "what-baud-does-the-bench-uart-use"}`)
+	step(gw, "chat_prune_ok", `{"item": "chunk-api"}`)
+	step(dash, "chat_prune_ok", `{"item": "chunk-api"}`)
+	step(gw, "chat_read", `{"archived": true}`)
+	step(gw, "chat_whoami", `{}`)
+	step(gw, "chat_channel_leave", `{"name": "gw--dash"}`)
+	step(gw, "chat_channel_join", `{"name": "gw--dash"}`)
+	golden(t, "conversation.golden", transcript.String())
+
+	fixture := openFixtureCopy(t)
+	transcript.Reset()
+	mesh := &Service{DB: fixture, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}}
+	for _, c := range []struct{ tool, args string }{
+		{"chat_inbox", `{}`}, {"chat_channel_list", `{"all": true}`},
+		{"chat_read", `{"channel": "gw--dash", "since": 0, "peek": true}`},
+		{"chat_read", `{"channel": "all-hands", "since": 0, "peek": true}`},
+		{"chat_read", `{"channel": "gw--dash", "archived": true}`},
+	} {
+		step(mesh, c.tool, c.args)
+	}
+	golden(t, "fixture.golden", transcript.String())
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v — run go test ./tools -run Golden -update", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run go test ./tools -run Golden -update and review the diff):\n%s", name, got)
+	}
+}
+
+func TestInstructionsNameThePartyAndBoundary(t *testing.T) {
+	s := &Service{Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}}
+	text := s.Instructions()
+	if len(text) >= 2048 {
+		t.Fatalf("instructions are %d bytes; Claude Code cuts them at 2 KB", len(text))
+	}
+	for _, phrase := range []string{`"mesh-gw"`, "/srv/projects/mesh-gw", "authoritative about your own repository and nothing else", "Never edit another party's files"} {
+		if !strings.Contains(text, phrase) {
+			t.Errorf("instructions lack %q", phrase)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package tools
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	mcppchat "github.com/mcpp/mcpp-chat"
+)
+
+var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
+	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_inbox", "chat_wait"}
+
+func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
+	m, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, tool := range m.Tools {
+		if declared[tool.Name] {
+			t.Errorf("%s declared twice", tool.Name)
+		}
+		declared[tool.Name] = true
+		if _, ok := handlers[tool.Name]; !ok {
+			t.Errorf("%s is declared in module.yaml but has no handler", tool.Name)
+		}
+	}
+	for name := range handlers {
+		if !declared[name] {
+			t.Errorf("handler %s is not declared in module.yaml", name)
+		}
+	}
+	var names []string
+	for n := range declared {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	want := append([]string{}, wantTools...)
+	sort.Strings(want)
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("tools = %v, want the 14 chat tools", names)
+	}
+}
+
+func TestManifestContract(t *testing.T) {
+	m, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "chat" || m.Scope != "local" {
+		t.Fatalf("name/scope = %q/%q", m.Name, m.Scope)
+	}
+	for _, phrase := range []string{"authoritative about your own repo and nothing else", "Never assert what a peer's code can or cannot do", "Never edit another party's files", "raise an item"} {
+		if !strings.Contains(m.About, phrase) {
+			t.Errorf("about lacks %q", phrase)
+		}
+	}
+	boundary := map[string]string{"chat_ask": "do not answer for them", "chat_resolve": "Only the raiser confirms satisfaction", "chat_prune_ok": "only your own prune-ok"}
+	args := map[string][]string{
+		"chat_whoami": {"about"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all"},
+		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
+		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce"}, "chat_reply": {"item", "text"},
+		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
+		"chat_read": {"channel", "limit", "since", "peek", "archived"}, "chat_inbox": {}, "chat_wait": {"seconds", "channel"},
+	}
+	for _, tool := range m.Tools {
+		if tool.Description == "" || tool.InputSchema.Type != "object" {
+			t.Errorf("%s: description or type object missing", tool.Name)
+		}
+		if phrase, ok := boundary[tool.Name]; ok && !strings.Contains(strings.ToLower(tool.Description), strings.ToLower(phrase)) {
+			t.Errorf("%s description lacks %q", tool.Name, phrase)
+		}
+		if got := tool.argNames(); strings.Join(got, ",") != strings.Join(sorted(args[tool.Name]), ",") {
+			t.Errorf("%s arguments = %v, want %v", tool.Name, got, args[tool.Name])
+		}
+		for name, p := range tool.InputSchema.Properties {
+			if p.Description == "" {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+		}
+	}
+	read, _ := m.Tool("chat_read")
+	if l := read.InputSchema.Properties["limit"]; *l.Minimum != 1 || *l.Maximum != 500 {
+		t.Errorf("read limit range = %v..%v", *l.Minimum, *l.Maximum)
+	}
+	wait, _ := m.Tool("chat_wait")
+	if s := wait.InputSchema.Properties["seconds"]; *s.Minimum != 1 || *s.Maximum != 20 {
+		t.Errorf("wait seconds range = %v..%v", *s.Minimum, *s.Maximum)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
+// args.go checks exactly these schema keywords; a new keyword in
+// module.yaml would go unchecked, so it must fail here first.
+func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
+	var raw struct {
+		Tools []struct {
+			InputSchema map[string]any `yaml:"inputSchema"`
+		} `yaml:"tools"`
+	}
+	if err := yaml.Unmarshal(mcppchat.ModuleYAML, &raw); err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"type": true, "properties": true, "required": true, "items": true, "minimum": true, "maximum": true, "description": true}
+	types := map[string]bool{"object": true, "string": true, "integer": true, "boolean": true, "array": true}
+	var walk func(path string, s map[string]any)
+	walk = func(path string, s map[string]any) {
+		for k, v := range s {
+			if !allowed[k] {
+				t.Errorf("%s uses unchecked keyword %q", path, k)
+			}
+			if k == "type" && !types[v.(string)] {
+				t.Errorf("%s has unchecked type %v", path, v)
+			}
+		}
+		if props, ok := s["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(path+"."+name, p.(map[string]any))
+			}
+		}
+		if items, ok := s["items"].(map[string]any); ok {
+			walk(path+"[]", items)
+		}
+	}
+	for i, tool := range raw.Tools {
+		walk("tools["+string(rune('0'+i))+"]", tool.InputSchema)
+	}
+}
+
+func TestSchemaJSONRefusesUnknownArguments(t *testing.T) {
+	m, _ := LoadManifest()
+	tool, _ := m.Tool("chat_inbox")
+	var s map[string]any
+	if err := json.Unmarshal(tool.SchemaJSON(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s["type"] != "object" || s["additionalProperties"] != false {
+		t.Fatalf("schema = %v", s)
+	}
+}

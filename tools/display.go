@@ -2,39 +2,18 @@ package tools
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
-// escapes matches terminal escape sequences (CSI, OSC and single-character
-// escapes) so that a peer's text can never drive the user's terminal.
-var escapes = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
-
 // Clean removes escape sequences and control characters from message text,
-// keeping newlines and tabs.
-func Clean(s string) string {
-	s = escapes.ReplaceAllString(s, "")
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
-			return -1
-		}
-		return r
-	}, s)
-}
+// keeping newlines and tabs (shared with the hook through package text).
+func Clean(s string) string { return safe.Clean(s) }
 
 // OneLine cleans s, folds it onto one line and cuts it to n runes.
-func OneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(Clean(s)), " ")
-	if r := []rune(s); len(r) > n {
-		return strings.TrimSpace(string(r[:n-1])) + "…"
-	}
-	return s
-}
+func OneLine(s string, n int) string { return safe.OneLine(s, n) }
 
 func names(list []string) string {
 	if len(list) == 0 {

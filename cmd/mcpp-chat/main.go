@@ -29,6 +29,11 @@ Usage:
   mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
                                        run one tool; prints {"success", "result", "display"}
   mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
+  mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]
+                                       print the snippet that connects each client;
+                                       --write merges the hooks into ~/.claude/settings.json
+  mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder
   mcpp-chat version                    print the version
 
 Run "mcpp-chat COMMAND --help" for a command's flags.
@@ -54,6 +59,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return call(ctx, rest, getenv, stdin, stdout, stderr)
 	case "doctor":
 		return doctor(ctx, rest, getenv, stdout, stderr)
+	case "info":
+		return info(ctx, rest, getenv, stdout, stderr)
+	case "setup":
+		return setup(rest, getenv, stdout, stderr)
+	case "demo":
+		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
 		return exitOK

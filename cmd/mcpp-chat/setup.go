@@ -1,0 +1,275 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/settings"
+)
+
+// executable is the running binary; tests point it at a fake install.
+var executable = os.Executable
+
+// hookEvents are the Claude Code events the hook binary answers.
+var hookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop"}
+
+// hookTimeout is the seconds Claude Code gives each hook run; the hook
+// answers in milliseconds, so this only bounds a stuck filesystem.
+const hookTimeout = 10
+
+// installation is where this binary and its companions live.
+type installation struct {
+	exe       string // this binary, symlinks resolved
+	hook      string // bin/mcpp-chat-hook beside it
+	mcppDir   string // the checkout holding mcpptool.py, "" if none
+	db        string // the database the clients will share
+	dbProblem string
+}
+
+func findInstallation(getenv func(string) string) (installation, error) {
+	exe, err := executable()
+	if err != nil {
+		return installation{}, fmt.Errorf("cannot find this program's path: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if abs, err := filepath.Abs(exe); err == nil {
+		exe = abs
+	}
+	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")}
+	for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
+		if fileExists(filepath.Join(dir, "mcpptool.py")) && fileExists(filepath.Join(dir, "tool.yaml")) {
+			in.mcppDir = dir
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if paths, _, err := config.Resolve(config.Env(getenv), exe); err != nil {
+		in.dbProblem = err.Error()
+	} else {
+		in.db = paths.DB
+	}
+	return in, nil
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
+}
+
+func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). --write merges the Claude Code hooks into the settings file:\nit keeps every other key and hook, adds ours once, and copies the file to FILE.bak first.", stderr)
+	write := fs.Bool("write", false, "merge the hooks into the settings file instead of printing them")
+	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	target := ""
+	if rest := fs.Args(); len(rest) > 0 {
+		target = rest[0]
+		if code, done := parse(fs, rest[1:], stdout); done { // flags after the target
+			return code
+		}
+		if len(fs.Args()) > 0 {
+			fmt.Fprintf(stderr, "mcpp-chat setup: unexpected %q — name one target: claude, codex, mcpp or hooks\n", fs.Args()[0])
+			return exitUsage
+		}
+	}
+	sections := map[string]func(io.Writer, installation){
+		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": printHooks,
+	}
+	if _, ok := sections[target]; !ok && target != "" && target != "all" {
+		fmt.Fprintf(stderr, "mcpp-chat setup: unknown target %q — use claude, codex, mcpp or hooks (or none for all)\n", target)
+		return exitUsage
+	}
+	in, err := findInstallation(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
+		return exitError
+	}
+	if *write {
+		if target != "hooks" && target != "" {
+			fmt.Fprintf(stderr, "mcpp-chat setup: --write only merges the hooks — run `mcpp-chat setup hooks --write`, and paste the %s snippet yourself\n", target)
+			return exitUsage
+		}
+		return writeHooks(in, *file, getenv, stdout, stderr)
+	}
+	if target != "" && target != "all" {
+		sections[target](stdout, in)
+		return exitOK
+	}
+	printHeader(stdout, in)
+	for _, name := range []string{"claude", "codex", "mcpp", "hooks"} {
+		fmt.Fprintln(stdout)
+		sections[name](stdout, in)
+	}
+	return exitOK
+}
+
+func printHeader(w io.Writer, in installation) {
+	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)
+	if in.dbProblem != "" {
+		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
+	} else {
+		fmt.Fprintf(w, "# database: %s — every client below shares it (MCPP_CHAT_DB overrides)\n", in.db)
+	}
+	fmt.Fprintln(w, "# Paste the snippet for your client; `mcpp-chat demo` shows two repositories talking.")
+}
+
+func printClaude(w io.Writer, in installation) {
+	fmt.Fprintln(w, "# Claude Code: register the server once for every project on this host")
+	fmt.Fprintf(w, "claude mcp add --scope user chat -- %s serve\n", shellQuote(in.exe))
+}
+
+func printCodex(w io.Writer, in installation) {
+	fmt.Fprintln(w, "# Codex: add to ~/.codex/config.toml (the folder Codex starts in is the party)")
+	fmt.Fprintln(w, "[mcp_servers.chat]")
+	fmt.Fprintf(w, "command = %s\n", encodeString(in.exe))
+	fmt.Fprintln(w, `args = ["serve"]`)
+}
+
+func printMCPP(w io.Writer, in installation) {
+	if in.mcppDir == "" {
+		fmt.Fprintln(w, "# mcpp host: the module is a source checkout of mcpp-chat (the folder holding mcpptool.py);")
+		fmt.Fprintln(w, "# this binary is not inside one. In the host's tools.yaml:")
+		fmt.Fprintln(w, "#   modules:")
+		fmt.Fprintln(w, "#     - path: /path/to/mcpp-chat   # then run `make build` there")
+		return
+	}
+	fmt.Fprintln(w, "# mcpp host: add the module to the host's tools.yaml")
+	fmt.Fprintln(w, "modules:")
+	fmt.Fprintf(w, "  - path: %s\n", yamlScalar(in.mcppDir))
+}
+
+func printHooks(w io.Writer, in installation) {
+	fmt.Fprintln(w, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
+	fmt.Fprintln(w, "# `mcpp-chat setup hooks --write` merges this into ~/.claude/settings.json (keeps everything, writes a .bak);")
+	fmt.Fprintln(w, "# or merge it by hand:")
+	if !fileExists(in.hook) {
+		fmt.Fprintf(w, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
+	}
+	w.Write(settings.Template(ourHooks(in)))
+	fmt.Fprintln(w, "# Experimental (Claude Code marks asyncRewake experimental): also wake an idle session when a")
+	fmt.Fprintln(w, "# peer needs it, by adding this group to the \"Stop\" list by hand:")
+	type entry struct {
+		Type        string `json:"type"`
+		Command     string `json:"command"`
+		AsyncRewake bool   `json:"asyncRewake"`
+		Timeout     int    `json:"timeout"`
+	}
+	rewake := map[string][]entry{"hooks": {{"command", hookCommand(in, "Stop") + " --wait", true, 3600}}}
+	fmt.Fprintf(w, "#   %s\n", encodeString(rewake))
+}
+
+func ourHooks(in installation) []settings.Hook {
+	hooks := make([]settings.Hook, len(hookEvents))
+	for i, ev := range hookEvents {
+		hooks[i] = settings.Hook{Event: ev, Command: hookCommand(in, ev), Timeout: hookTimeout, Replaces: isOurHook(ev)}
+	}
+	return hooks
+}
+
+func hookCommand(in installation, event string) string {
+	return shellQuote(in.hook) + " --event " + event
+}
+
+// isOurHook recognises our hook for event at any path (a moved checkout),
+// but not the --wait waiter a user added by hand.
+func isOurHook(event string) func(string) bool {
+	return func(cmd string) bool {
+		f := strings.Fields(cmd)
+		if len(f) == 0 || filepath.Base(strings.Trim(f[0], `'"`)) != "mcpp-chat-hook" {
+			return false
+		}
+		found := false
+		for i, a := range f {
+			switch {
+			case a == "--wait":
+				return false
+			case a == "--event" && i+1 < len(f) && f[i+1] == event, a == "--event="+event:
+				found = true
+			}
+		}
+		return found
+	}
+}
+
+func writeHooks(in installation, file string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if !fileExists(in.hook) {
+		fmt.Fprintf(stderr, "mcpp-chat setup: the hook binary %s is missing — run `make build` in %s first; nothing was written\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
+		return exitError
+	}
+	if file == "" {
+		home := getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
+				return exitUsage
+			}
+		}
+		file = filepath.Join(home, ".claude", "settings.json")
+	}
+	changes, backup, err := settings.MergeFile(file, ourHooks(in))
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
+		return exitError
+	}
+	for _, c := range changes {
+		fmt.Fprintf(stdout, "%-16s %s: %s\n", c.Hook.Event, c.Action, c.Hook.Command)
+	}
+	switch {
+	case backup != "":
+		fmt.Fprintf(stdout, "wrote %s (the previous version is in %s)\n", file, backup)
+	case changed(changes):
+		fmt.Fprintf(stdout, "wrote %s\n", file)
+	default:
+		fmt.Fprintf(stdout, "%s already has every hook; nothing changed\n", file)
+	}
+	return exitOK
+}
+
+func changed(cs []settings.Change) bool {
+	for _, c := range cs {
+		if c.Action != settings.Kept {
+			return true
+		}
+	}
+	return false
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// yamlScalar leaves a plain path plain and quotes anything else.
+func yamlScalar(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return encodeString(s)
+}
+
+// encodeString is a JSON value, which is also a valid TOML and YAML scalar.
+func encodeString(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeInstall makes a checkout-shaped folder (module.yaml, tool.yaml,
+// mcpptool.py, bin/mcpp-chat and, if withHook, bin/mcpp-chat-hook) and
+// makes setup believe it is running from it.
+func fakeInstall(t *testing.T, withHook bool) (dir string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "mcpp chat") // a space: paths must be quoted
+	for _, f := range []string{"module.yaml", "tool.yaml", "mcpptool.py", "bin/mcpp-chat"} {
+		touch(t, filepath.Join(dir, f))
+	}
+	if withHook {
+		touch(t, filepath.Join(dir, "bin", "mcpp-chat-hook"))
+	}
+	old := executable
+	executable = func() (string, error) { return filepath.Join(dir, "bin", "mcpp-chat"), nil }
+	t.Cleanup(func() { executable = old })
+	return dir
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runSetup(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"setup"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// snippet drops the comment lines a section starts with.
+func snippet(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
+}
+
+type settingsDoc struct {
+	Hooks map[string][]struct {
+		Hooks []struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+			Timeout int    `json:"timeout"`
+		} `json:"hooks"`
+	} `json:"hooks"`
+}
+
+func decodeSettings(t *testing.T, data []byte) settingsDoc {
+	t.Helper()
+	var doc settingsDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	return doc
+}
+
+// commands lists every hook command per event.
+func (d settingsDoc) commands(event string) []string {
+	var out []string
+	for _, g := range d.Hooks[event] {
+		for _, h := range g.Hooks {
+			out = append(out, h.Command)
+		}
+	}
+	return out
+}
+
+func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
+	dir := fakeInstall(t, true)
+	home := t.TempDir()
+	exe := "'" + filepath.Join(dir, "bin", "mcpp-chat") + "'"
+	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
+
+	code, out, errs := runSetup(t, home)
+	if code != 0 {
+		t.Fatalf("setup: exit %d %s", code, errs)
+	}
+	for _, want := range []string{
+		"claude mcp add --scope user chat -- " + exe + " serve\n",
+		"[mcp_servers.chat]\ncommand = \"" + filepath.Join(dir, "bin", "mcpp-chat") + "\"\nargs = [\"serve\"]\n",
+		"modules:\n  - path: \"" + dir + "\"\n",
+		hook + " --event SessionStart",
+		`"asyncRewake":true`, "xperimental",
+		filepath.Join(home, "chat.db"),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("setup output lacks %q:\n%s", want, out)
+		}
+	}
+
+	_, claude, _ := runSetup(t, home, "claude")
+	if got := snippet(claude); got != "claude mcp add --scope user chat -- "+exe+" serve" {
+		t.Errorf("setup claude is not one pasteable command: %q", got)
+	}
+
+	_, hooks, _ := runSetup(t, home, "hooks")
+	doc := decodeSettings(t, []byte(snippet(hooks)))
+	for _, ev := range hookEvents {
+		g := doc.Hooks[ev]
+		if len(g) != 1 || len(g[0].Hooks) != 1 {
+			t.Fatalf("%s: want one group with one hook, got %+v", ev, g)
+		}
+		h := g[0].Hooks[0]
+		if h.Type != "command" || h.Command != hook+" --event "+ev || h.Timeout != 10 {
+			t.Errorf("%s hook = %+v", ev, h)
+		}
+	}
+}
+
+func TestSetupUsageErrors(t *testing.T) {
+	fakeInstall(t, true)
+	home := t.TempDir()
+	for _, args := range [][]string{{"vscode"}, {"claude", "--write"}, {"hooks", "extra"}} {
+		code, _, errs := runSetup(t, home, args...)
+		if code != exitUsage || errs == "" {
+			t.Errorf("setup %v: exit %d, stderr %q; want a usage error", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude")); err == nil {
+		t.Error("a usage error wrote ~/.claude")
+	}
+}
+
+func TestSetupWriteDefaultsToHomeSettings(t *testing.T) {
+	dir := fakeInstall(t, true)
+	home := t.TempDir()
+	if code, out, errs := runSetup(t, home, "hooks", "--write"); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, err := os.ReadFile(filepath.Join(home, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decodeSettings(t, data)
+	want := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop"
+	if got := doc.commands("Stop"); len(got) != 1 || got[0] != want {
+		t.Fatalf("Stop hooks = %q, want [%q]", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude", "settings.json.bak")); err == nil {
+		t.Error("wrote a .bak of a file that did not exist")
+	}
+}
+
+func TestSetupWriteEmptyFile(t *testing.T) {
+	fakeInstall(t, true)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runSetup(t, t.TempDir(), "--write", "--settings", file); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	doc := decodeSettings(t, data)
+	for _, ev := range hookEvents {
+		if len(doc.commands(ev)) != 1 {
+			t.Errorf("%s: %q", ev, doc.commands(ev))
+		}
+	}
+	if bak, err := os.ReadFile(file + ".bak"); err != nil || len(bak) != 0 {
+		t.Errorf(".bak = %q, %v; want the empty original", bak, err)
+	}
+	if info, _ := os.Stat(file); info.Mode().Perm() != 0o644 {
+		t.Errorf("mode changed to %v", info.Mode().Perm())
+	}
+}
+
+const userSettings = `{
+  "model": "opus",
+  "hooks": {
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "notify-send done && echo <ok>"}]}
+    ],
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard", "timeout": 5}]}
+    ]
+  },
+  "permissions": {"allow": ["Bash(make test)"]}
+}
+`
+
+func TestSetupWriteKeepsOtherKeysAndHooks(t *testing.T) {
+	dir := fakeInstall(t, true)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(file, []byte(userSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	var all map[string]any
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatal(err)
+	}
+	if all["model"] != "opus" {
+		t.Errorf("model = %v", all["model"])
+	}
+	if perms, _ := json.Marshal(all["permissions"]); string(perms) != `{"allow":["Bash(make test)"]}` {
+		t.Errorf("permissions = %s", perms)
+	}
+	doc := decodeSettings(t, data)
+	ours := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop"
+	if got := doc.commands("Stop"); len(got) != 2 || got[0] != "notify-send done && echo <ok>" || got[1] != ours {
+		t.Errorf("Stop = %q; want the user's hook then ours", got)
+	}
+	if got := doc.commands("PreToolUse"); len(got) != 1 || got[0] != "/usr/local/bin/guard" {
+		t.Errorf("PreToolUse = %q", got)
+	}
+	if !strings.Contains(string(data), "&& echo <ok>") {
+		t.Error("the user's command was re-escaped")
+	}
+	if i, j := strings.Index(string(data), `"model"`), strings.Index(string(data), `"permissions"`); i < 0 || j < i {
+		t.Error("key order changed")
+	}
+	if bak, _ := os.ReadFile(file + ".bak"); string(bak) != userSettings {
+		t.Errorf(".bak is not the original:\n%s", bak)
+	}
+}
+
+func TestSetupWriteTwiceChangesNothing(t *testing.T) {
+	fakeInstall(t, true)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(file, []byte(userSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file)
+	first, _ := os.ReadFile(file)
+	code, out, _ := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file)
+	if code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second run: exit %d\n%s", code, out)
+	}
+	if second, _ := os.ReadFile(file); !bytes.Equal(first, second) {
+		t.Errorf("second run changed the file:\n%s\n---\n%s", first, second)
+	}
+	if bak, _ := os.ReadFile(file + ".bak"); string(bak) != userSettings {
+		t.Error("second run overwrote the .bak of the original")
+	}
+}
+
+func TestSetupWriteRefusesInvalidJSON(t *testing.T) {
+	fakeInstall(t, true)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	broken := []byte(`{"model": "opus", "hooks": {` + "\n")
+	if err := os.WriteFile(file, broken, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file)
+	if code != exitError || !strings.Contains(errs, "not valid JSON") || !strings.Contains(errs, "nothing was written") {
+		t.Fatalf("exit %d, stderr %q; want a clear refusal", code, errs)
+	}
+	if data, _ := os.ReadFile(file); !bytes.Equal(data, broken) {
+		t.Error("the invalid file was changed")
+	}
+	if _, err := os.Stat(file + ".bak"); err == nil {
+		t.Error("a .bak was written for a refused file")
+	}
+}
+
+func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
+	dir := fakeInstall(t, true)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	old := `{"hooks": {"Stop": [
+	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop", "timeout": 10}]},
+	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop --wait", "asyncRewake": true}]}
+	]}}`
+	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file); code != 0 || !strings.Contains(out, "updated") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	want := []string{"'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop", "/old/place/bin/mcpp-chat-hook --event Stop --wait"}
+	if got := decodeSettings(t, data).commands("Stop"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Stop = %q, want %q", got, want)
+	}
+}
+
+func TestSetupWriteNeedsTheHookBinary(t *testing.T) {
+	fakeInstall(t, false)
+	file := filepath.Join(t.TempDir(), "settings.json")
+	code, _, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file)
+	if code != exitError || !strings.Contains(errs, "make build") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Error("wrote settings pointing at a missing hook binary")
+	}
+}

@@ -3,6 +3,7 @@ module github.com/mcpp/mcpp-chat
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/ncruces/go-sqlite3 v0.37.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -1,0 +1,357 @@
+package wake
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// PollEvery is the safety-net poll: notifications do not cross network file
+// systems, and a notification can be lost (queue overflow, a folder that
+// was replaced), so the watcher also compares the files this often.
+const PollEvery = time.Second
+
+// ErrClosed is returned by Changed after Close.
+var ErrClosed = errors.New("the change watcher is closed")
+
+// Watcher reports changes to the chat database's files: the database, its
+// -wal (every commit appends to it, whatever edition wrote it) and the tick
+// file. It watches the folders that hold them with fsnotify (waiting for a
+// folder that does not exist yet by watching its nearest existing parent)
+// and polls once a second as well.
+type Watcher struct {
+	files []string // db, -wal, tick: the names that matter
+	tick  string   // "" when disabled
+	dirs  []string // the folders that hold them
+	fsw   *fsnotify.Watcher
+
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+	def  *Subscription
+	last snapshot // touched only by Watch and then by run
+
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// Watch starts watching the files of the database at dbPath and the tick
+// file at tickPath ("" when disabled). Neither file nor their folders need
+// to exist yet. Notifications that cannot be set up (no inotify, a limit
+// reached) leave the poll alone to do the work; Watch fails only on an
+// empty dbPath.
+func Watch(dbPath, tickPath string) (*Watcher, error) {
+	return watch(dbPath, tickPath, true)
+}
+
+// watch is Watch; notifications off leaves the poll alone (tests use it to
+// stand in for a network file system).
+func watch(dbPath, tickPath string, notifications bool) (*Watcher, error) {
+	if dbPath == "" {
+		return nil, errors.New("watch: no database path")
+	}
+	db, err := filepath.Abs(dbPath)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", dbPath, err)
+	}
+	w := &Watcher{files: []string{db, db + "-wal"}, dirs: []string{filepath.Dir(db)},
+		subs: map[*Subscription]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if tickPath != "" {
+		if w.tick, err = filepath.Abs(tickPath); err != nil {
+			return nil, fmt.Errorf("watch %s: %w", tickPath, err)
+		}
+		w.files = append(w.files, w.tick)
+		if d := filepath.Dir(w.tick); d != w.dirs[0] {
+			w.dirs = append(w.dirs, d)
+		}
+	}
+	w.def = w.Subscribe()
+	if notifications {
+		if fsw, err := fsnotify.NewWatcher(); err == nil {
+			w.fsw = fsw
+			w.ensure()
+		}
+	}
+	w.last = w.snapshot()
+	go w.run()
+	return w, nil
+}
+
+// Changed blocks until something that may matter changed since the previous
+// call returned (or since Watch, for the first call), or ctx ends. Events
+// that arrive while the caller is busy are kept, and a burst of them is
+// reported once, so a loop "check the database, then Changed" never misses
+// a change. Use it from one goroutine; concurrent waiters each need their
+// own Subscribe (or PerContext).
+func (w *Watcher) Changed(ctx context.Context) error {
+	return w.def.Changed(ctx)
+}
+
+// Close stops watching; pending and later Changed calls return ErrClosed.
+func (w *Watcher) Close() error {
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+	if w.fsw != nil {
+		return w.fsw.Close()
+	}
+	return nil
+}
+
+// Subscription is one waiter's view of a Watcher: its own pending flag, so
+// concurrent waiters never take each other's events.
+type Subscription struct {
+	w       *Watcher
+	pending chan struct{}
+}
+
+// Subscribe adds a waiter; changes from now on are kept for it until it
+// calls Changed.
+func (w *Watcher) Subscribe() *Subscription {
+	s := &Subscription{w: w, pending: make(chan struct{}, 1)}
+	w.mu.Lock()
+	w.subs[s] = struct{}{}
+	w.mu.Unlock()
+	return s
+}
+
+// Changed is Watcher.Changed for this waiter.
+func (s *Subscription) Changed(ctx context.Context) error {
+	select {
+	case <-s.pending:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.w.stop:
+		return ErrClosed
+	}
+}
+
+// Close removes the waiter.
+func (s *Subscription) Close() {
+	s.w.mu.Lock()
+	delete(s.w.subs, s)
+	s.w.mu.Unlock()
+}
+
+// PerContext returns a Changed for a server where several wait loops may
+// run at once: each distinct ctx gets its own subscription, dropped when
+// ctx ends. A loop must pass the same ctx on every call. The first call for
+// a ctx returns at once, because a change may have slipped in between the
+// caller's first check and the subscription.
+func (w *Watcher) PerContext() func(context.Context) error {
+	var mu sync.Mutex
+	subs := map[context.Context]*Subscription{}
+	return func(ctx context.Context) error {
+		mu.Lock()
+		s, ok := subs[ctx]
+		if !ok && ctx.Err() == nil {
+			s = w.Subscribe()
+			subs[ctx] = s
+			context.AfterFunc(ctx, func() {
+				mu.Lock()
+				delete(subs, ctx)
+				mu.Unlock()
+				s.Close()
+			})
+		}
+		mu.Unlock()
+		if !ok {
+			return ctx.Err()
+		}
+		return s.Changed(ctx)
+	}
+}
+
+// notify sets every waiter's pending flag; a flag already set absorbs the
+// event, which is what coalesces a burst.
+func (w *Watcher) notify() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs {
+		select {
+		case s.pending <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *Watcher) run() {
+	defer close(w.done)
+	poll := time.NewTicker(PollEvery)
+	defer poll.Stop()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w.fsw != nil {
+		events, errs = w.fsw.Events, w.fsw.Errors
+	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if w.matters(ev) {
+				w.last = w.snapshot()
+				w.notify()
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			w.notify() // an overflow may have eaten an event that mattered
+		case <-poll.C:
+			if w.ensure() {
+				w.notify()
+			}
+			if s := w.snapshot(); !s.equal(w.last) {
+				w.last = s
+				w.notify()
+			}
+		}
+	}
+}
+
+// matters reports whether ev may mean a change: a write to one of our
+// files, or a folder on the way to ours appearing or going away.
+func (w *Watcher) matters(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	for _, f := range w.files {
+		if ev.Name == f {
+			return true
+		}
+	}
+	for _, d := range w.dirs {
+		if ev.Name == d || strings.HasPrefix(d, ev.Name+string(filepath.Separator)) {
+			return w.ensure()
+		}
+	}
+	return false
+}
+
+// ensure watches every folder of ours that exists, and the nearest existing
+// parent of each that does not. It reports whether one of our folders has
+// just become watched (its files may already hold news).
+func (w *Watcher) ensure() (added bool) {
+	if w.fsw == nil {
+		return false
+	}
+	watched := map[string]bool{}
+	for _, p := range w.fsw.WatchList() {
+		watched[p] = true
+	}
+	want := map[string]bool{}
+	for _, d := range w.dirs {
+		want[d] = true
+		if watched[d] {
+			continue
+		}
+		at, ok := w.watchNearest(d)
+		if !ok {
+			continue
+		}
+		want[at] = true
+		added = added || at == d
+	}
+	for p := range watched {
+		if !want[p] {
+			w.fsw.Remove(p)
+		}
+	}
+	return added
+}
+
+// watchNearest watches dir or, while it does not exist, its nearest
+// existing parent. A folder created between the check and the watch is
+// caught by looking again once the parent is watched.
+func (w *Watcher) watchNearest(dir string) (string, bool) {
+	for range 16 {
+		at := dir
+		for {
+			if info, err := os.Stat(at); err == nil && info.IsDir() {
+				break
+			}
+			up := filepath.Dir(at)
+			if up == at {
+				return "", false
+			}
+			at = up
+		}
+		if err := w.fsw.Add(at); err != nil {
+			continue // removed meanwhile, or a limit: look again
+		}
+		if at == dir || !exists(childToward(at, dir)) {
+			return at, true
+		}
+	}
+	return "", false
+}
+
+// childToward is the folder directly below parent on the way to dir.
+func childToward(parent, dir string) string {
+	rel, err := filepath.Rel(parent, dir)
+	if err != nil {
+		return dir
+	}
+	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	return filepath.Join(parent, first)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// snapshot is what the poll compares: size and time of the database and
+// its -wal, and the tick file's line (its size rarely changes).
+type snapshot struct {
+	stats []fileStat
+	tick  []byte
+}
+
+type fileStat struct {
+	size  int64
+	mtime time.Time
+	ok    bool
+}
+
+func (w *Watcher) snapshot() snapshot {
+	var s snapshot
+	for _, f := range w.files[:2] {
+		var st fileStat
+		if info, err := os.Stat(f); err == nil {
+			st = fileStat{size: info.Size(), mtime: info.ModTime(), ok: true}
+		}
+		s.stats = append(s.stats, st)
+	}
+	if w.tick != "" {
+		s.tick, _ = os.ReadFile(w.tick)
+	}
+	return s
+}
+
+func (s snapshot) equal(o snapshot) bool {
+	if len(s.stats) != len(o.stats) || !bytes.Equal(s.tick, o.tick) {
+		return false
+	}
+	for i := range s.stats {
+		a, b := s.stats[i], o.stats[i]
+		if a.ok != b.ok || a.size != b.size || !a.mtime.Equal(b.mtime) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,10 +1,11 @@
 # mcpp-chat (Go edition). `make build` then `make test` is all a newcomer needs.
 GO      ?= go
 PREFIX  ?=
+PYTHON  ?= python3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test check clean
+.PHONY: build test check clean install
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
@@ -13,6 +14,20 @@ build:
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
+
+# Builds, then prints what to paste to connect a client. Copies nothing outside
+# the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*
+# into $(PREFIX)/bin.
+install: build
+	@if [ -n "$(PREFIX)" ]; then \
+	  install -d "$(PREFIX)/bin" && \
+	  for f in bin/*; do install -m 0755 "$$f" "$(PREFIX)/bin/" || exit 1; done && \
+	  echo "# installed $$(cd bin && echo *) into $(PREFIX)/bin" && \
+	  "$(PREFIX)/bin/mcpp-chat" setup; \
+	else \
+	  bin/mcpp-chat setup; \
+	fi
 
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "run gofmt -w ."; exit 1; }

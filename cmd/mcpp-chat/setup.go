@@ -143,6 +143,9 @@ func printMCPP(w io.Writer, in installation) {
 		fmt.Fprintln(w, "# this binary is not inside one. In the host's tools.yaml:")
 		fmt.Fprintln(w, "#   modules:")
 		fmt.Fprintln(w, "#     - path: /path/to/mcpp-chat   # then run `make build` there")
+		if in.db != "" {
+			fmt.Fprintf(w, "# To share this install's chat, start the host with MCPP_CHAT_DB=%s\n", shellQuote(in.db))
+		}
 		return
 	}
 	fmt.Fprintln(w, "# mcpp host: add the module to the host's tools.yaml")

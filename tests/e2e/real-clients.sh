@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# End-to-end check with MCP clients nobody here wrote: the Claude Code CLI
+# registers bin/mcpp-chat serve (with the command `mcpp-chat setup claude`
+# prints) and `claude mcp list` performs the real handshake; the official
+# TypeScript SDK client lists the tools and calls chat_whoami.
+# Needs bin/mcpp-chat (make build), node and npm. Skips, saying so, only when
+# npm cannot reach its registry. Touches nothing outside a temporary folder.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+CLAUDE_CODE_VERSION=2.1.332 # pinned: the version claude-code.md was checked against
+MCP_SDK_VERSION=1.32.2
+
+bin=$root/bin/mcpp-chat
+[ -x "$bin" ] || { echo "real-clients: $bin is missing — run make build first" >&2; exit 1; }
+if ! command -v npm >/dev/null 2>&1 || ! timeout 60 npm ping >/dev/null 2>&1; then
+  echo "real-clients: SKIPPED — npm cannot reach its registry, so the real-client check did not run"
+  exit 0
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mcpp-chat-real-clients.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/npm" "$work/home"
+echo "real-clients: installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION and @modelcontextprotocol/sdk@$MCP_SDK_VERSION"
+(cd "$work/npm" && npm init -y >/dev/null &&
+  npm install --no-audit --no-fund --loglevel=error --save-exact \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@modelcontextprotocol/sdk@$MCP_SDK_VERSION" >/dev/null)
+
+# One isolated universe: its own database and HOME; a git repo whose
+# subfolder is where Claude Code is started, as users often do.
+unset MCPP_CHAT_HOME MCPP_CHAT_CONFIG MCPP_CHAT_WORKSPACE CLAUDE_PROJECT_DIR
+export MCPP_CHAT_DB=$work/data/chat.db
+repo=$work/repos/e2e-repo
+start=$repo/src/deep
+mkdir -p "$start" "$work/repos/onlooker"
+git -C "$repo" init -q
+
+claude() {
+  HOME=$work/home XDG_CONFIG_HOME=$work/home/.config \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
+    timeout 120 "$work/npm/node_modules/.bin/claude" "$@" </dev/null
+}
+echo "real-clients: $(claude --version)"
+
+add=$("$bin" setup claude | grep '^claude mcp add ')
+[ -n "$add" ] || { echo "real-clients: FAIL: mcpp-chat setup claude printed no 'claude mcp add' line" >&2; exit 1; }
+echo "real-clients: $add"
+(cd "$start" && eval "$add")
+
+list=$(cd "$start" && claude mcp list 2>&1) || true
+echo "real-clients: claude mcp list (from $start) printed:"
+printf '%s\n' "$list" | sed 's/^/  | /'
+grep -q '✔ Connected' <<<"$list" || { echo "real-clients: FAIL: claude mcp list did not print ✔ Connected" >&2; exit 1; }
+
+# The server Claude Code started in the subfolder registered the repository root.
+known=$("$bin" call --workspace "$work/repos/onlooker" chat_whoami)
+node -e '
+  const r = JSON.parse(process.argv[1]);
+  const p = (r.result?.known_parties || []).find((p) => p.name === "e2e-repo");
+  if (!p || p.workspace !== process.argv[2]) {
+    console.error("real-clients: FAIL: the server Claude Code started is not e2e-repo at " + process.argv[2] + ": " + process.argv[1]);
+    process.exit(1);
+  }' "$known" "$(cd "$repo" && pwd -P)"
+echo "real-clients: claude's server identified itself as e2e-repo (started in a subfolder)"
+
+cp tests/e2e/ts-client.mjs "$work/npm/"
+(cd "$work/npm" && node ts-client.mjs "$bin" "$start" e2e-repo)
+echo "real-clients: passed"

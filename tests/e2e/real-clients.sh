@@ -66,4 +66,4 @@ echo "real-clients: claude's server identified itself as e2e-repo (started in a 
 
 cp tests/e2e/ts-client.mjs "$work/npm/"
 (cd "$work/npm" && node ts-client.mjs "$bin" "$start" e2e-repo)
-echo "real-clients: passed"
+echo "real-clients: 3 passed, 0 failed"

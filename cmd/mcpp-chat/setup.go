@@ -133,7 +133,7 @@ func printClaude(w io.Writer, in installation) {
 func printCodex(w io.Writer, in installation) {
 	fmt.Fprintln(w, "# Codex: add to ~/.codex/config.toml (the folder Codex starts in is the party)")
 	fmt.Fprintln(w, "[mcp_servers.chat]")
-	fmt.Fprintf(w, "command = %s\n", encodeString(in.exe))
+	fmt.Fprintf(w, "command = %s\n", jsonValue(in.exe))
 	fmt.Fprintln(w, `args = ["serve"]`)
 }
 
@@ -170,7 +170,7 @@ func printHooks(w io.Writer, in installation) {
 		Timeout     int    `json:"timeout"`
 	}
 	rewake := map[string][]entry{"hooks": {{"command", hookCommand(in, "Stop") + " --wait", true, 3600}}}
-	fmt.Fprintf(w, "#   %s\n", encodeString(rewake))
+	fmt.Fprintf(w, "#   %s\n", jsonValue(rewake))
 }
 
 func ourHooks(in installation) []settings.Hook {
@@ -265,11 +265,11 @@ func yamlScalar(s string) string {
 	if shellSafe.MatchString(s) {
 		return s
 	}
-	return encodeString(s)
+	return jsonValue(s)
 }
 
-// encodeString is a JSON value, which is also a valid TOML and YAML scalar.
-func encodeString(v any) string {
+// jsonValue is v as JSON; a JSON string is also a valid TOML and YAML string.
+func jsonValue(v any) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -37,7 +37,7 @@ func TestDemoShowsTheItemArchived(t *testing.T) {
 		}
 	}
 	if hookBin != "" {
-		if strings.Contains(text, "skipped") || !strings.Contains(text, "you are node-dash") {
+		if strings.Contains(text, "(skipped:") || !strings.Contains(text, "you are node-dash") {
 			t.Errorf("the hook's view is missing although %s exists", hookBin)
 		}
 	}

@@ -156,6 +156,9 @@ func (d *demoRun) run(ctx context.Context) error {
 	if _, err := d.call(ctx, dash, "chat_inbox", nil); err != nil {
 		return err
 	}
+	if _, err := d.call(ctx, dash, "chat_read", nil); err != nil {
+		return err
+	}
 	if _, err := d.call(ctx, dash, "chat_reply", map[string]any{"item": "chunk-api", "text": "I own the decoder: the enum was closed. FRAME_AUX is now kind 7, and unknown kinds are skipped with a warning."}); err != nil {
 		return err
 	}

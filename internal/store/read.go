@@ -288,22 +288,29 @@ func (t *tx) inbox(p party, workspace string) (Inbox, error) {
 		out.UnreadTotal += cu.Unread
 		out.Channels = append(out.Channels, cu)
 	}
+	err = t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+	return out, err
+}
+
+// inboxItems sorts the live items p sees into what waits on p and what
+// waits on a peer; the hook's read-only handle shares it.
+func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) error {
 	items, err := t.loadMessages(`WHERE m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
 			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL)
 			OR m.id IN (SELECT message_id FROM item_consumers WHERE party_id = ?1))
 		ORDER BY c.name, m.seq`, p.id)
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, m := range items {
 		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
 		if needs := needsFrom(m, p.name); needs != "" {
-			out.WaitingOnMe = append(out.WaitingOnMe, WaitingOnMe{ItemRef: ref, Needs: needs})
+			*onMe = append(*onMe, WaitingOnMe{ItemRef: ref, Needs: needs})
 			continue
 		}
-		out.WaitingOnPeer = append(out.WaitingOnPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
+		*onPeer = append(*onPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
 	}
-	return out, nil
+	return nil
 }
 
 // needsFrom says what a live item needs from party me, or "".

@@ -1,0 +1,353 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ReadOnlyBusyTimeout is how long a read-only handle waits for a lock. A
+// WAL reader never waits for a writer, only for rare exclusive holders
+// (recovery, a locking_mode=exclusive connection); the hook must answer
+// within a second, so it gives up early and says nothing.
+const ReadOnlyBusyTimeout = 250 * time.Millisecond
+
+// ErrNoDatabase reports that the database file does not exist (nobody has
+// used the chat yet). A read-only handle never creates it.
+var ErrNoDatabase = errors.New("no chat database yet — it is created by the first chat tool call")
+
+// ErrUnknownParty reports a folder whose party has never used the chat. A
+// read-only handle never creates a party.
+var ErrUnknownParty = errors.New("this folder is not a chat party yet — any chat tool call from it makes it one")
+
+// errSnapshotMoved reports that the database file changed under an
+// immutable read; the read is thrown away and done again.
+var errSnapshotMoved = errors.New("the database changed during an immutable read")
+
+// ReadOnly is a handle that can only read: the hook's. It never moves a
+// cursor, never acks, never sweeps, never creates a party, and changes no
+// byte of the database or its -wal.
+//
+// A WAL database is read through SQLite's ordinary read-only mode while its
+// -wal exists. Without a -wal (no connection is open and the last one
+// checkpointed everything into the main file) that mode would create an
+// empty -wal and a -shm, so the file is read as immutable instead, and the
+// read is kept only if the file did not change while it ran.
+type ReadOnly struct {
+	path  string
+	db    *sql.DB
+	stamp *fileStamp // set while reading an immutable snapshot
+}
+
+// OpenReadOnly opens the database at path for reading. It fails, without
+// creating anything, when the file is missing or is not an SQLite database.
+func OpenReadOnly(ctx context.Context, path string) (*ReadOnly, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolve database path: %w", err)
+	}
+	r := &ReadOnly{path: path}
+	if err := r.open(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Path is the database file.
+func (r *ReadOnly) Path() string { return r.path }
+
+// Close releases the handle.
+func (r *ReadOnly) Close() error {
+	if r.db == nil {
+		return nil
+	}
+	return r.db.Close()
+}
+
+func (r *ReadOnly) open(ctx context.Context) error {
+	wal, err := walHeader(r.path)
+	if err != nil {
+		return err
+	}
+	r.stamp = nil
+	immutable := wal && !fileExists(r.path+"-wal")
+	if immutable {
+		st, err := quietStamp(ctx, r.path)
+		if err != nil {
+			return err
+		}
+		r.stamp = &st
+	}
+	db, err := sql.Open("sqlite3", readOnlyDSN(r.path, immutable))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", r.path, err)
+	}
+	db.SetMaxOpenConns(1)
+	r.db = db
+	return nil
+}
+
+func (r *ReadOnly) reopen(ctx context.Context) error {
+	r.Close()
+	r.db = nil
+	return r.open(ctx)
+}
+
+func readOnlyDSN(path string, immutable bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", ReadOnlyBusyTimeout.Milliseconds()))
+	q.Set("mode", "ro")
+	if immutable {
+		q.Set("immutable", "1")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// walHeader reads the file header: an error unless it is an SQLite file,
+// and whether it is in WAL mode (read and write versions both 2).
+func walHeader(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, ErrNoDatabase
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot read the chat database %s: %w", path, err)
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || !bytes.Equal(h[:16], []byte("SQLite format 3\x00")) {
+		return false, fmt.Errorf("%s is not an SQLite database — move it aside or point MCPP_CHAT_DB at another file", path)
+	}
+	return h[18] == 2 && h[19] == 2, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// fileStamp identifies one version of a file: any write changes the
+// modification or change time, a replacement changes the inode.
+type fileStamp struct {
+	size         int64
+	mtime, ctime time.Time
+	ino          uint64
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	return a.size == b.size && a.ino == b.ino && a.mtime.Equal(b.mtime) && a.ctime.Equal(b.ctime)
+}
+
+// settle is how old the last write must be before a stamp can be trusted:
+// file times tick in kernel jiffies (up to 10 ms), so a write in the same
+// tick as the previous one could leave the time unchanged.
+const settle = 30 * time.Millisecond
+
+// quietStamp stamps the file once its last write is older than settle, so
+// that any later write shows in the stamp.
+func quietStamp(ctx context.Context, path string) (fileStamp, error) {
+	for {
+		st, err := stampOf(path)
+		if err != nil {
+			return st, err
+		}
+		age := time.Since(st.mtime)
+		if st.ctime.After(st.mtime) {
+			age = time.Since(st.ctime)
+		}
+		if age >= settle {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(settle - age):
+		}
+	}
+}
+
+func stampOf(path string) (fileStamp, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fileStamp{}, ErrNoDatabase
+	}
+	if err != nil {
+		return fileStamp{}, fmt.Errorf("cannot read the chat database %s: %w", path, err)
+	}
+	st := fileStamp{size: info.Size(), mtime: info.ModTime()}
+	st.ctime, st.ino = statDetails(info)
+	return st, nil
+}
+
+// view runs fn in a read-only transaction. An immutable read whose file
+// changed meanwhile is done again from a fresh open (by then the writer's
+// -wal exists, so the ordinary read-only mode is used).
+func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := r.viewOnce(ctx, fn)
+		if !errors.Is(err, errSnapshotMoved) || attempt == 3 {
+			return err
+		}
+		if err := r.reopen(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *ReadOnly) viewOnce(ctx context.Context, fn func(*tx) error) error {
+	sqlTx, err := r.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return r.wrap(err)
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&tx{Tx: sqlTx, ctx: ctx, now: Now()}); err != nil {
+		return r.wrap(err)
+	}
+	if r.stamp != nil {
+		st, err := stampOf(r.path)
+		if err != nil || !st.same(*r.stamp) {
+			return errSnapshotMoved
+		}
+	}
+	return nil
+}
+
+func (r *ReadOnly) wrap(err error) error {
+	if errors.Is(err, ErrUnknownParty) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if isBusy(err) {
+		return fmt.Errorf("the chat database %s is locked by another process: %w", r.path, err)
+	}
+	return describe(r.path, err)
+}
+
+// UnreadCountCap is where the read-only handle stops counting a channel's
+// unread messages: an exact count walks every unread row, and "over 1000"
+// says enough while keeping the hook's cost flat however much is unread.
+const UnreadCountCap = 1000
+
+// Pending is what waits on a party, as the hook reports it: per-channel
+// unread counts with the newest few unread messages, and the inbox's items.
+type Pending struct {
+	Party         string
+	Workspace     string
+	Channels      []ChannelPending
+	WaitingOnMe   []WaitingOnMe
+	WaitingOnPeer []WaitingOnPeer
+}
+
+// Unread sums the channels' unread counts; over says a channel had more
+// than UnreadCountCap.
+func (p Pending) Unread() (n int, over bool) {
+	for _, c := range p.Channels {
+		n += c.Unread
+		over = over || c.Over
+	}
+	return n, over
+}
+
+// ChannelPending is one of the party's channels.
+type ChannelPending struct {
+	Channel string
+	Parties []string
+	// Unread counts the live rows after the party's cursor that a peer
+	// wrote, up to UnreadCountCap; Over says there are more than that.
+	Unread int
+	Over   bool
+	// NewestTalk is the seq of the newest unread say, ask or reply from a
+	// peer; 0 when only events (acks, archives, joins) are unread.
+	NewestTalk int64
+	// Newest are the newest few unread messages, oldest first.
+	Newest []Message
+}
+
+// Pending reports what waits on the party rooted at workspace, fetching at
+// most newest unread messages per channel. Its cost follows the number of
+// channels and live items, not the number of unread messages. An unknown
+// root gives ErrUnknownParty.
+func (r *ReadOnly) Pending(ctx context.Context, workspace string, newest int) (Pending, error) {
+	var out Pending
+	err := r.view(ctx, func(t *tx) error {
+		p, err := t.existingParty(workspace)
+		if err != nil {
+			return err
+		}
+		out = Pending{Party: p.name, Workspace: workspace, Channels: []ChannelPending{},
+			WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
+		seats, err := t.seats(p.id)
+		if err != nil {
+			return err
+		}
+		for _, c := range seats {
+			cp, err := t.channelPending(c, p.id, newest)
+			if err != nil {
+				return err
+			}
+			out.Channels = append(out.Channels, cp)
+		}
+		return t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+	})
+	return out, err
+}
+
+// channelPending counts a channel's unread rows (up to the cap) and loads
+// the newest n; every query walks the channel's index from one end.
+func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, error) {
+	cp := ChannelPending{Channel: c.name, Newest: []Message{}}
+	var err error
+	if cp.Parties, err = t.seatedNames(c.id); err != nil {
+		return cp, err
+	}
+	cursor, err := t.cursor(c.id, partyID)
+	if err != nil {
+		return cp, err
+	}
+	if err := t.row(`SELECT count(*) FROM (SELECT 1 FROM messages
+		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4)`,
+		c.id, partyID, cursor, UnreadCountCap+1).Scan(&cp.Unread); err != nil {
+		return cp, err
+	}
+	if cp.Unread > UnreadCountCap {
+		cp.Unread, cp.Over = UnreadCountCap, true
+	}
+	if cp.Unread == 0 {
+		return cp, nil
+	}
+	if err := t.row(`SELECT coalesce((SELECT seq FROM messages
+		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 AND kind <> 'event'
+		ORDER BY seq DESC LIMIT 1), 0)`, c.id, partyID, cursor).Scan(&cp.NewestTalk); err != nil {
+		return cp, err
+	}
+	if n <= 0 {
+		return cp, nil
+	}
+	list, err := t.loadMessages(`WHERE m.channel_id = ? AND m.is_archived = 0 AND m.seq > ? AND m.author_id <> ?
+		ORDER BY m.seq DESC LIMIT ?`, c.id, cursor, partyID, n)
+	if err != nil {
+		return cp, err
+	}
+	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
+		list[i], list[j] = list[j], list[i]
+	}
+	cp.Newest = list
+	return cp, nil
+}
+
+// existingParty finds the party rooted at workspace without creating it.
+func (t *tx) existingParty(workspace string) (party, error) {
+	p := party{}
+	err := t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, workspace).Scan(&p.id, &p.name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, ErrUnknownParty
+	}
+	return p, err
+}

@@ -9,6 +9,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat-hook ./cmd/mcpp-chat-hook
 
 # Everything: vet, the Go tests (unit and end-to-end against the built binaries).
 test: build

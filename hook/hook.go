@@ -1,0 +1,126 @@
+// Package hook is the Claude Code hook: it tells a session what waits on
+// its repository in the chat, without ever changing the chat. It reads the
+// database through a read-only handle, prints Claude Code's output shapes,
+// keeps a tiny per-session file so that it does not repeat itself, and
+// stays silent on any error: a hook must never break a session.
+package hook
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// Options is one run of the hook binary.
+type Options struct {
+	// Event is --event; "" takes the payload's hook_event_name.
+	Event string
+	// Wait is --wait: block until a peer waits on this session.
+	Wait    bool
+	Timeout time.Duration
+	Env     config.Env
+	// Exe is the running executable: a checkout's bin/ finds its module
+	// folder from it.
+	Exe    string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Deadline is how long a hook run may take; past it the hook gives up and
+// prints nothing, so a slow or locked database never delays a session.
+const Deadline = 900 * time.Millisecond
+
+// Exit codes. A hook always exits 0, except a --wait that saw a peer
+// waiting: 2 makes Claude Code show its stderr to the model and wake it.
+const (
+	ExitOK   = 0
+	ExitWake = 2
+)
+
+// Run answers one hook event, or waits with o.Wait. Output is written
+// only when the whole answer is ready within Deadline.
+func Run(ctx context.Context, o Options) int {
+	if o.Wait {
+		return wait(ctx, o)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Deadline)
+	defer cancel()
+	done := make(chan string, 1)
+	go func() { done <- answer(ctx, o) }()
+	select {
+	case out := <-done:
+		io.WriteString(o.Stdout, out)
+	case <-ctx.Done():
+	}
+	return ExitOK
+}
+
+// answer computes what to print; every failure means "nothing".
+func answer(ctx context.Context, o Options) string {
+	pl, err := ReadPayload(o.Stdin)
+	if err != nil {
+		return ""
+	}
+	event := CanonicalEvent(o.Event)
+	if event == "" {
+		event = CanonicalEvent(pl.HookEventName)
+	}
+	if event == Stop && pl.StopHookActive {
+		return "" // the turn already goes on because of a Stop block
+	}
+	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
+	if err != nil {
+		return ""
+	}
+	p, err := readPending(ctx, paths.DB, party.Root)
+	if err != nil {
+		return ""
+	}
+	switch event {
+	case SessionStart, UserPromptSubmit, Stop:
+	default:
+		return Respond(event, pl, p, nil)
+	}
+	dir := StateDir(o.Env)
+	if event == SessionStart && dir != "" {
+		SweepState(dir)
+	}
+	var out string
+	err = UpdateState(ctx, dir, pl.SessionID, party.Root, func(st *State) {
+		if pl.SessionID == "" {
+			st = nil
+		}
+		out = Respond(event, pl, p, st)
+	})
+	if err != nil {
+		// No record to consult: say it all, as without a session id.
+		return Respond(event, pl, p, nil)
+	}
+	return out
+}
+
+// locate resolves the install's paths and the session's party: the same
+// functions the server uses, with the hook's start folder order
+// (CLAUDE_PROJECT_DIR › the payload's cwd › the process's cwd).
+func locate(env config.Env, exe, cwd string) (config.Paths, config.Party, error) {
+	paths, cfg, err := config.Resolve(env, exe)
+	if err != nil {
+		return paths, config.Party{}, err
+	}
+	party, err := config.Identify(config.StartDir(env, "", cwd), cfg.Identity.GitRoot)
+	return paths, party, err
+}
+
+// readPending opens the database read-only for one look.
+func readPending(ctx context.Context, db, root string) (store.Pending, error) {
+	r, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		return store.Pending{}, err
+	}
+	defer r.Close()
+	return r.Pending(ctx, root, NewestShown)
+}

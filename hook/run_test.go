@@ -1,0 +1,286 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+func TestReadPayload(t *testing.T) {
+	p, err := ReadPayload(strings.NewReader(`{"session_id":"s","cwd":"/x","hook_event_name":"Stop","stop_hook_active":true,"extra":1}`))
+	if err != nil || p.SessionID != "s" || p.Cwd != "/x" || p.HookEventName != "Stop" || !p.StopHookActive {
+		t.Fatalf("payload = %+v, %v", p, err)
+	}
+	for _, bad := range []string{"", "   ", "null", "[1]", "not json", `{"session_id":`, `"str"`} {
+		if _, err := ReadPayload(strings.NewReader(bad)); err == nil {
+			t.Errorf("payload %q accepted", bad)
+		}
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if got := StateDir(env(map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/h"})); got != "/xdg/mcpp-chat/hook" {
+		t.Errorf("XDG: %s", got)
+	}
+	if got := StateDir(env(map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/h"})); got != "/h/.local/state/mcpp-chat/hook" {
+		t.Errorf("relative XDG must be ignored: %s", got)
+	}
+	if got := StateDir(env(map[string]string{"HOME": "/h"})); got != "/h/.local/state/mcpp-chat/hook" {
+		t.Errorf("HOME: %s", got)
+	}
+}
+
+func TestStateKeptPerSessionAndParty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	ctx := context.Background()
+	save := func(session, ws string, told ...string) {
+		if err := UpdateState(ctx, dir, session, ws, func(st *State) { st.Told = told }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func(session, ws string) []string {
+		var got []string
+		UpdateState(ctx, dir, session, ws, func(st *State) { got = st.Told })
+		return got
+	}
+	save("s1", "/a", "m/x/1")
+	save("s2", "/a", "m/x/2")
+	save("s1", "/b", "m/x/3")
+	if got := load("s1", "/a"); !reflect.DeepEqual(got, []string{"m/x/1"}) {
+		t.Fatalf("s1 /a = %v", got)
+	}
+	if got := load("s2", "/a"); !reflect.DeepEqual(got, []string{"m/x/2"}) {
+		t.Fatalf("s2 /a = %v", got)
+	}
+	// A torn file starts afresh instead of failing.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.WriteFile(filepath.Join(dir, e.Name()), []byte(`{"told":["m/x`), 0o600)
+	}
+	if got := load("s1", "/a"); len(got) != 0 {
+		t.Fatalf("torn file = %v", got)
+	}
+	info, _ := os.Stat(dir)
+	if info.Mode().Perm() != 0o700 {
+		t.Errorf("state folder mode %v", info.Mode().Perm())
+	}
+	// No session: nothing is kept.
+	save("", "/a", "m/x/9")
+	if got := load("", "/a"); len(got) != 0 {
+		t.Fatalf("sessionless state kept: %v", got)
+	}
+}
+
+func TestStateLockSerialisesHooks(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			UpdateState(ctx, dir, "s", "/a", func(st *State) {
+				n := len(st.Told)
+				time.Sleep(time.Millisecond)
+				st.Told = append(st.Told[:n:n], "k")
+			})
+		}()
+	}
+	wg.Wait()
+	var got int
+	UpdateState(ctx, dir, "s", "/a", func(st *State) { got = len(st.Told) })
+	if got != 20 {
+		t.Fatalf("%d of 20 concurrent updates survived", got)
+	}
+}
+
+func TestNewerClaimWins(t *testing.T) {
+	dir := t.TempDir()
+	old := claimWaiter(dir, "s", "/a")
+	other := claimWaiter(dir, "s", "/b")
+	if old == nil || old.lost() {
+		t.Fatal("first claim lost at once")
+	}
+	newer := claimWaiter(dir, "s", "/a")
+	if !old.lost() || newer.lost() || other.lost() {
+		t.Fatalf("after a newer claim: old lost %v, newer lost %v, other party lost %v", old.lost(), newer.lost(), other.lost())
+	}
+	old.release() // must not remove the newer claim
+	if _, err := os.Stat(newer.path); err != nil {
+		t.Fatal("the old waiter removed the newer claim")
+	}
+	newer.release()
+	if _, err := os.Stat(newer.path); err == nil {
+		t.Fatal("claim left behind")
+	}
+}
+
+// A payload that never arrives (stdin held open) must not hold the
+// session: the hook gives up within its deadline and prints nothing.
+func TestRunGivesUpSilently(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	var out bytes.Buffer
+	start := time.Now()
+	code := Run(context.Background(), Options{Event: SessionStart, Env: func(string) string { return "" }, Stdin: r, Stdout: &out, Stderr: &out})
+	if code != ExitOK || out.Len() != 0 {
+		t.Fatalf("code %d, output %q", code, out.String())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+// fixture is a database with mesh-gw and node-dash in gw--dash, and the
+// environment a hook in node-dash sees.
+type fixture struct {
+	db        *store.DB
+	gw, dash  store.Identity
+	env       func(string) string
+	stateDir  string
+	dashRoot  string
+	payloadOf func(session string) string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dashRoot: filepath.Join(dir, "node-dash"), stateDir: filepath.Join(dir, "state")}
+	gwRoot := filepath.Join(dir, "mesh-gw")
+	for _, r := range []string{f.dashRoot, gwRoot} {
+		os.MkdirAll(filepath.Join(r, ".git"), 0o755)
+	}
+	f.gw = store.Identity{Name: "mesh-gw", Workspace: gwRoot}
+	f.dash = store.Identity{Name: "node-dash", Workspace: f.dashRoot}
+	dbPath := filepath.Join(dir, "data", "chat.db")
+	db, err := store.Open(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f.db = db
+	ctx := context.Background()
+	for _, id := range []store.Identity{f.gw, f.dash} {
+		if _, err := db.Register(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ChannelNew(ctx, f.gw, "gw--dash", "", []string{"node-dash"}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"MCPP_CHAT_DB": dbPath, "MCPP_CHAT_HOME": filepath.Join(dir, "module"),
+		"XDG_STATE_HOME": filepath.Join(dir, "state-home"), "HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": f.dashRoot}
+	f.env = func(k string) string { return vars[k] }
+	f.stateDir = StateDir(f.env)
+	return f
+}
+
+func (f *fixture) waiter(ctx context.Context, session string, timeout time.Duration) (chan int, *syncBuffer) {
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, Options{Wait: true, Timeout: timeout, Env: f.env,
+			Stdin: strings.NewReader(`{"session_id":"` + session + `"}`), Stdout: io.Discard, Stderr: &stderr})
+	}()
+	return done, &stderr
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitClaim waits until a waiter of session has claimed its place.
+func (f *fixture) waitClaim(t *testing.T, session string, token string) string {
+	t.Helper()
+	path := filepath.Join(f.stateDir, "wait-"+sessionKey(session, f.dashRoot)+".pid")
+	for i := 0; i < 500; i++ {
+		if data, err := os.ReadFile(path); err == nil && string(data) != token {
+			time.Sleep(100 * time.Millisecond) // let it reach its first look
+			return string(data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the waiter never claimed its place")
+	return ""
+}
+
+func TestWaitWakesOnAPeersMessageAndTimesOut(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	done, stderr := f.waiter(ctx, "s1", 30*time.Second)
+	f.waitClaim(t, "s1", "")
+	select {
+	case code := <-done:
+		t.Fatalf("returned %d before anything arrived", code)
+	default:
+	}
+	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitWake {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not wake")
+	}
+	mustContain(t, stderr.String(), "A peer is waiting on this session", `[chunk-api] "Is the enum closed?" from mesh-gw — needs your ack`)
+
+	// The same state does not wake the session again: a new waiter times out.
+	done, stderr = f.waiter(ctx, "s1", 2*time.Second)
+	if code := <-done; code != ExitOK || stderr.String() != "" {
+		t.Fatalf("second waiter: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestNewerWaiterReplacesOlder(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	first, _ := f.waiter(ctx, "s1", 30*time.Second)
+	token := f.waitClaim(t, "s1", "")
+	second, _ := f.waiter(ctx, "s1", 30*time.Second)
+	f.waitClaim(t, "s1", token)
+	select {
+	case code := <-first:
+		if code != ExitOK {
+			t.Fatalf("older waiter exit %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the older waiter kept waiting")
+	}
+	select {
+	case code := <-second:
+		t.Fatalf("newer waiter ended with %d", code)
+	default:
+	}
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "hi", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-second; code != ExitWake {
+		t.Fatalf("newer waiter exit %d", code)
+	}
+}

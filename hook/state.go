@@ -1,0 +1,146 @@
+package hook
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+)
+
+// State is what the hook already told one session about one party, so that
+// an unchanged state is not injected again on every prompt. It lives in a
+// tiny file under the user's state folder, never in the chat database.
+type State struct {
+	SessionID string `json:"session_id"`
+	Workspace string `json:"workspace"`
+	// Told holds the keys of the context lines already injected.
+	Told []string `json:"told"`
+	// Blocked holds the keys of what a Stop block or a wake already
+	// reported.
+	Blocked []string `json:"blocked"`
+}
+
+// StateDir is where the hook keeps its per-session files:
+// $XDG_STATE_HOME/mcpp-chat/hook, by default ~/.local/state/mcpp-chat/hook.
+func StateDir(env config.Env) string {
+	base := env("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home := env("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		if home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "mcpp-chat", "hook")
+}
+
+// sessionKey names a session's files: one per session and party, hashed so
+// that any session id makes a safe file name.
+func sessionKey(session, workspace string) string {
+	sum := sha256.Sum256([]byte(session + "\x00" + workspace))
+	return hex.EncodeToString(sum[:12])
+}
+
+// stateLockWait bounds how long a hook waits for another hook process of
+// the same session to finish with the state file.
+const stateLockWait = 200 * time.Millisecond
+
+// UpdateState runs fn on the session's state with the file locked, then
+// saves what fn left. Without a session id or a state folder, fn gets an
+// empty state that is not kept.
+func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*State)) error {
+	if session == "" || dir == "" {
+		fn(&State{})
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the hook state folder: %w", err)
+	}
+	path := filepath.Join(dir, "session-"+sessionKey(session, workspace)+".json")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open the hook state: %w", err)
+	}
+	defer f.Close()
+	lockCtx, cancel := context.WithTimeout(ctx, stateLockWait)
+	defer cancel()
+	if err := lockFile(lockCtx, f); err != nil {
+		return fmt.Errorf("lock the hook state: %w", err)
+	}
+	defer unlockFile(f)
+	var st State
+	if data, err := io.ReadAll(f); err == nil && len(data) > 0 {
+		if json.Unmarshal(data, &st) != nil || st.SessionID != session || st.Workspace != workspace {
+			st = State{} // a torn or foreign file: start afresh
+		}
+	}
+	st.SessionID, st.Workspace = session, workspace
+	fn(&st)
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("save the hook state: %w", err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("save the hook state: %w", err)
+	}
+	return nil
+}
+
+// staleAfter is when a session's files count as abandoned.
+const staleAfter = 30 * 24 * time.Hour
+
+// SweepState removes session files nobody touched for a month, so the
+// folder does not grow with every session ever started.
+func SweepState(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "session-") && !strings.HasPrefix(e.Name(), "wait-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// set is a small string set for state keys.
+type set map[string]bool
+
+func newSet(keys []string) set {
+	s := make(set, len(keys))
+	for _, k := range keys {
+		s[k] = true
+	}
+	return s
+}
+
+// missing lists the keys of s that other lacks, in s's order of keys.
+func missing(keys []string, other set) []string {
+	var out []string
+	for _, k := range keys {
+		if !other[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var errLockBusy = errors.New("the hook state is locked by another hook process")

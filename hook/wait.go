@@ -1,0 +1,186 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/wake"
+)
+
+// DefaultWaitTimeout is how long --wait blocks when --timeout is not given.
+const DefaultWaitTimeout = time.Hour
+
+// recheckEvery is how often a waiter looks whether a newer waiter took its
+// place or its session went away; the database itself is watched.
+const recheckEvery = time.Second
+
+// wait blocks until a peer waits on this session (exit 2, the Stop reason
+// on stderr, which wakes an idle Claude Code session), or until the
+// timeout, a newer waiter of the same session and party, or the parent's
+// exit (exit 0, silent).
+func wait(ctx context.Context, o Options) int {
+	pl, err := readPayloadWithin(ctx, o)
+	if err != nil {
+		return ExitOK
+	}
+	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
+	if err != nil {
+		return ExitOK
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	dir := StateDir(o.Env)
+	c := claimWaiter(dir, pl.SessionID, party.Root)
+	defer c.release()
+	w, err := wake.Watch(paths.DB, paths.Tick)
+	if err != nil {
+		return ExitOK
+	}
+	defer w.Close()
+
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, db: paths.DB}
+	parent := os.Getppid()
+	for {
+		if reason, ok := look.check(ctx); ok {
+			fmt.Fprintln(o.Stderr, reason)
+			return ExitWake
+		}
+		settle := settleAfterChange
+		for {
+			every := recheckEvery
+			if len(settle) > 0 {
+				every = settle[0]
+			}
+			tick, stop := context.WithTimeout(ctx, every)
+			err := w.Changed(tick)
+			stop()
+			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || os.Getppid() != parent {
+				return ExitOK
+			}
+			if err == nil {
+				break
+			}
+			if len(settle) > 0 {
+				break // look again: the last change may have become visible since
+			}
+		}
+	}
+}
+
+// settleAfterChange are the extra looks after each one. A writer's -wal
+// grows (and notifies) before its commit becomes visible to readers: the
+// WAL index is updated only after the frames are written and synced. The
+// tools' tick file, rewritten after the commit, usually brings a later
+// event; these looks catch a commit without one.
+var settleAfterChange = []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
+
+// readPayloadWithin reads stdin but gives up after Deadline.
+func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
+	type result struct {
+		pl  Payload
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pl, err := ReadPayload(o.Stdin)
+		done <- result{pl, err}
+	}()
+	select {
+	case r := <-done:
+		return r.pl, r.err
+	case <-time.After(Deadline):
+		return Payload{}, errors.New("no hook payload on stdin")
+	case <-ctx.Done():
+		return Payload{}, ctx.Err()
+	}
+}
+
+// watcherLook is one waiter's view of the session: what it has already
+// reported (shared with the Stop hook through the state file) and, without
+// a session record, what was there when it started.
+type watcherLook struct {
+	dir, session, root, db string
+	seen                   set // nil until the first look
+}
+
+// check reads the database and reports the wake reason when something
+// waits on the session that neither the Stop hook nor a waiter reported.
+// Without a session record, what waited at the start does not count.
+func (l *watcherLook) check(ctx context.Context) (string, bool) {
+	look, cancel := context.WithTimeout(ctx, Deadline)
+	defer cancel()
+	p, err := readPending(look, l.db, l.root)
+	if err != nil {
+		return "", false
+	}
+	keys := blockingKeys(p)
+	var fresh []string
+	err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
+		if l.session == "" {
+			return
+		}
+		fresh = missing(keys, newSet(st.Blocked))
+		st.Blocked = keys
+	})
+	if l.session == "" || l.dir == "" || err != nil {
+		fresh = nil
+		if l.seen != nil {
+			fresh = missing(keys, l.seen)
+		}
+	}
+	l.seen = newSet(keys)
+	if len(fresh) == 0 {
+		return "", false
+	}
+	return stopReason(newReport(p)), true
+}
+
+// claim marks the one waiter of a session and party: a newer waiter
+// overwrites the file and the older one, seeing a token not its own, ends.
+type claim struct {
+	path, token string
+}
+
+func claimWaiter(dir, session, workspace string) *claim {
+	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return nil
+	}
+	c := &claim{path: filepath.Join(dir, "wait-"+sessionKey(session, workspace)+".pid"),
+		token: fmt.Sprintf("%d %d", os.Getpid(), time.Now().UnixNano())}
+	tmp, err := os.CreateTemp(dir, ".wait-*.tmp")
+	if err != nil {
+		return nil
+	}
+	_, werr := tmp.WriteString(c.token + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
+		os.Remove(tmp.Name())
+		return nil
+	}
+	return c
+}
+
+// lost reports that a newer waiter holds the claim. A missing file is not
+// a newer waiter (an older one removed it on its way out).
+func (c *claim) lost() bool {
+	if c == nil {
+		return false
+	}
+	data, err := os.ReadFile(c.path)
+	return err == nil && strings.TrimSpace(string(data)) != c.token
+}
+
+func (c *claim) release() {
+	if c != nil && !c.lost() {
+		os.Remove(c.path)
+	}
+}

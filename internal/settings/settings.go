@@ -48,6 +48,9 @@ type Change struct {
 func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 	doc := object{}
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := syntax(data); err != nil {
+			return nil, nil, err
+		}
 		var err error
 		if doc, err = parseObject(data); err != nil {
 			return nil, nil, fmt.Errorf("not valid JSON for a settings file: %w", err)
@@ -87,6 +90,18 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), changes, nil
+}
+
+// syntax reports where a document stops being JSON, by line.
+func syntax(data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("not valid JSON (line %d: %v)", line, se)
+	}
+	return nil
 }
 
 func parseArray(all object, event string) ([]json.RawMessage, error) {

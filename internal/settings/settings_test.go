@@ -15,8 +15,8 @@ func TestMergeRefusesShapesItCannotExtend(t *testing.T) {
 		`[]`:                          "want an object",
 		`{"hooks": []}`:               `"hooks" is not a JSON object`,
 		`{"hooks": {"Stop": {}}}`:     "hooks.Stop is not a JSON array",
-		`{"a": 1} {"b": 2}`:           "after the closing brace",
-		`{"a": 1,}`:                   "invalid character",
+		`{"a": 1} {"b": 2}`:           "after top-level value",
+		"{\"a\": 1,\n}":               "line 2",
 		`{"hooks": {"Stop": [1, 2]}}`: "",
 	} {
 		_, _, err := Merge([]byte(doc), stop)

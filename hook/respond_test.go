@@ -194,8 +194,8 @@ func TestEscapesAndControlsStripped(t *testing.T) {
 func TestOutputCapped(t *testing.T) {
 	long := strings.Repeat("lorem ipsum dolor sit amet — ü ✓ 𝄞 ", 200)
 	p := store.Pending{Party: "node-dash", Workspace: "/srv/node-dash"}
-	for c := 0; c < 40; c++ {
-		cp := store.ChannelPending{Channel: fmt.Sprintf("ch-%02d", c), Parties: []string{"mesh-gw", "node-dash"}, Unread: 40, NewestTalk: 40}
+	for c := 0; c < 300; c++ {
+		cp := store.ChannelPending{Channel: fmt.Sprintf("ch-%03d", c), Parties: []string{"mesh-gw", "node-dash"}, Unread: 40, NewestTalk: 40}
 		for s := int64(38); s <= 40; s++ {
 			cp.Newest = append(cp.Newest, store.Message{Seq: s, Kind: "say", From: "mesh-gw", Body: long + `"quoted"`})
 		}

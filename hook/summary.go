@@ -167,16 +167,22 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	head := r.header(told != nil)
 	foot := r.footer()
 	left := budget - cost(head) - cost(foot) - notesReserve
+	tookWaiting := 0
 
-	// Priority: what waits on you, then each channel's count, then the
-	// newest message of every channel, then the next newest, ...
-	var takenWaiting []line
-	for _, w := range waiting {
-		if c := cost(w.text); c <= left {
+	// Priority: what waits on you (up to half the room), then each
+	// channel's count, then the newest message of every channel, then the
+	// next newest, ..., then the rest of what waits on you.
+	takeWaiting := func(room int) {
+		for ; tookWaiting < len(waiting); tookWaiting++ {
+			c := cost(waiting[tookWaiting].text)
+			if c > room || c > left {
+				return
+			}
+			room -= c
 			left -= c
-			takenWaiting = append(takenWaiting, w)
 		}
 	}
+	takeWaiting(left / 2)
 	heads := make([]bool, len(chans))
 	for i, c := range chans {
 		if k := cost(channelHead(c, len(c.msgs))); k <= left {
@@ -200,6 +206,8 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 		}
 	}
 
+	takeWaiting(left)
+
 	var b strings.Builder
 	b.WriteString(head + "\n")
 	hiddenChans, hiddenUnread := 0, 0
@@ -220,11 +228,11 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	}
 	if len(waiting) > 0 {
 		b.WriteString("Waiting on you:\n")
-		for _, w := range takenWaiting {
+		for _, w := range waiting[:tookWaiting] {
 			b.WriteString(w.text + "\n")
 			shown = append(shown, w.key)
 		}
-		if n := len(waiting) - len(takenWaiting); n > 0 {
+		if n := len(waiting) - tookWaiting; n > 0 {
 			fmt.Fprintf(&b, "- and %d more (chat_inbox lists them all)\n", n)
 		}
 	}

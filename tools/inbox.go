@@ -70,7 +70,7 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 	if a.Seconds != nil {
 		seconds = *a.Seconds
 	}
-	seconds = min(seconds, s.waitBounds())
+	seconds = max(1, min(seconds, s.waitBounds()))
 	if a.Channel != "" {
 		name, err := store.ChannelName(a.Channel)
 		if err != nil {
@@ -96,9 +96,25 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 			res := WaitResult{Inbox: in, Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
-		if err := s.changed(until); err != nil && ctx.Err() != nil {
-			return Result{}, ctx.Err()
+		if err := s.changed(until); err != nil {
+			if ctx.Err() != nil {
+				return Result{}, ctx.Err() // cancelled by the client: stop at once
+			}
+			if until.Err() == nil {
+				// The watcher failed: poll rather than spin until the deadline.
+				pollWait(until)
+			}
 		}
+	}
+}
+
+// pollWait sleeps one poll interval or until ctx ends.
+func pollWait(ctx context.Context) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -49,7 +49,11 @@ func (in install) service(ctx context.Context) (*tools.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env}, nil
+	if in.paths.Tick != "" {
+		db.OnCommit = tickWriter(in.paths.Tick)
+	}
+	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
+		Changed: waitForChanges(ctx, in.paths)}, nil
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

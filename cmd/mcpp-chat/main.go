@@ -28,6 +28,8 @@ Usage:
   mcpp-chat serve                      MCP server over stdio (register it with your client)
   mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
                                        run one tool; prints {"success", "result", "display"}
+  mcpp-chat watch [--mine] [--workspace DIR] [--exec CMD]
+                                       print a line per change as it happens
   mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
   mcpp-chat setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, rest, getenv, stdin, stdout, stderr)
 	case "call":
 		return call(ctx, rest, getenv, stdin, stdout, stderr)
+	case "watch":
+		return watch(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctor(ctx, rest, getenv, stdout, stderr)
 	case "info":

@@ -175,17 +175,41 @@ func appendTo(t *testing.T, path, text string) {
 
 func TestWatcherWakesOnTickWalAndDB(t *testing.T) {
 	t.Parallel()
+	writes := map[string]func(f files){
+		"tick": func(f files) { WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"}) },
+		"wal":  func(f files) { appendTo(t, f.db+"-wal", "frame") },
+		"db":   func(f files) { appendTo(t, f.db, "page") },
+	}
+	for name, write := range writes {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w := startWatch(t, f, f.tick, true)
+		quiet(t, w, name+": before any write", 200*time.Millisecond)
+		write(f)
+		changed(t, w, name+" written")
+	}
+}
+
+// A commit's frames reach the -wal before the commit is visible; the
+// watcher looks again a little later so a reader that checked too early
+// is woken once more.
+func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
+	t.Parallel()
 	f := newFiles(t)
 	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	quiet(t, w, "before any write", 200*time.Millisecond)
-
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, w, "tick written")
+	w := startWatch(t, f, "", true)
 	appendTo(t, f.db+"-wal", "frame")
 	changed(t, w, "-wal appended")
-	appendTo(t, f.db, "page")
-	changed(t, w, "database written")
+	changed(t, w, "the second look") // no new event: only the settle timer
+	for range len(settle) {          // the remaining looks end
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := w.Changed(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+	}
+	quiet(t, w, "after the looks", 1500*time.Millisecond)
 }
 
 func TestWatcherIgnoresOtherFiles(t *testing.T) {
@@ -236,7 +260,7 @@ func TestWatcherCoalescesBursts(t *testing.T) {
 		appendTo(t, f.db+"-wal", "frame")
 		WriteTick(f.tick, store.Change{Channel: "c", Seq: int64(i), Author: "a"})
 	}
-	time.Sleep(300 * time.Millisecond) // let the notifications drain
+	time.Sleep(800 * time.Millisecond) // let the notifications and second looks drain
 	changed(t, w, "after the burst")
 	quiet(t, w, "the same burst again", 1500*time.Millisecond)
 }
@@ -284,23 +308,29 @@ func TestWatcherFollowsFolderRecreated(t *testing.T) {
 // also with the tick file disabled.
 func TestWatcherPollsWithoutNotifications(t *testing.T) {
 	t.Parallel()
+	for name, write := range map[string]func(f files){
+		"wal": func(f files) { appendTo(t, f.db+"-wal", "frame") },
+		"db":  func(f files) { appendTo(t, f.db, "page") },
+	} {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w := startWatch(t, f, "", false)
+		if w.fsw != nil {
+			t.Fatal("notifications should be off")
+		}
+		write(f)
+		changed(t, w, name+" written, polling")
+	}
+
 	f := newFiles(t)
 	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, "", false)
-	if w.fsw != nil {
-		t.Fatal("notifications should be off")
-	}
-	appendTo(t, f.db+"-wal", "frame")
-	changed(t, w, "-wal appended, polling")
-	appendTo(t, f.db, "page")
-	changed(t, w, "database written, polling")
-
-	w2 := startWatch(t, f, f.tick, false)
+	w := startWatch(t, f, f.tick, false)
 	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, w2, "tick written, polling")
+	changed(t, w, "tick written, polling")
+	quiet(t, w, "tick unchanged, polling", 1500*time.Millisecond)
 	// The same size and maybe the same mtime: the poll compares the line.
 	WriteTick(f.tick, store.Change{Channel: "c", Seq: 2, Author: "a"})
-	changed(t, w2, "tick rewritten, polling")
+	changed(t, w, "tick rewritten, polling")
 }
 
 func TestWatcherTickDisabledStillWakesOnWal(t *testing.T) {

@@ -183,10 +183,22 @@ func (w *Watcher) notify() {
 	}
 }
 
+// settle is when to look again after a write to the database or its -wal:
+// a commit writes its frames first and becomes visible a moment later
+// (after the fsync and the wal-index update, which make no event), so the
+// first look may come too early. The tick file, written after the commit,
+// needs no second look.
+var settle = []time.Duration{2 * ms, 5 * ms, 10 * ms, 20 * ms, 50 * ms, 100 * ms, 250 * ms, 500 * ms}
+
+const ms = time.Millisecond
+
 func (w *Watcher) run() {
 	defer close(w.done)
 	poll := time.NewTicker(PollEvery)
 	defer poll.Stop()
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	step := len(settle)
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w.fsw != nil {
@@ -204,6 +216,15 @@ func (w *Watcher) run() {
 			if w.matters(ev) {
 				w.last = w.snapshot()
 				w.notify()
+				if ev.Name != w.tick {
+					step = 0
+					again.Reset(settle[0])
+				}
+			}
+		case <-again.C:
+			w.notify()
+			if step++; step < len(settle) {
+				again.Reset(settle[step] - settle[step-1])
 			}
 		case _, ok := <-errs:
 			if !ok {
@@ -216,6 +237,10 @@ func (w *Watcher) run() {
 				w.notify()
 			}
 			if s := w.snapshot(); !s.equal(w.last) {
+				if !s.sameFiles(w.last) {
+					step = 0
+					again.Reset(settle[0])
+				}
 				w.last = s
 				w.notify()
 			}
@@ -344,7 +369,12 @@ func (w *Watcher) snapshot() snapshot {
 }
 
 func (s snapshot) equal(o snapshot) bool {
-	if len(s.stats) != len(o.stats) || !bytes.Equal(s.tick, o.tick) {
+	return bytes.Equal(s.tick, o.tick) && s.sameFiles(o)
+}
+
+// sameFiles compares the database and its -wal.
+func (s snapshot) sameFiles(o snapshot) bool {
+	if len(s.stats) != len(o.stats) {
 		return false
 	}
 	for i := range s.stats {

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+const watchSynopsis = `watch [--mine] [--workspace DIR] [--exec CMD]
+
+Prints one line per change as it happens: the tick line
+"<time> <channel> <seq> <author>". A burst of changes may show as its newest
+line; --mine lists every message. With --mine, only what waits on this
+repository's party (a peer's message in your channels, an item for you),
+followed by its kind and first words. Waits for the database and the tick
+file if they do not exist yet. Stops on Ctrl-C or SIGTERM.`
+
+func watch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flags("watch", watchSynopsis, stderr)
+	mine := fs.Bool("mine", false, "only changes that wait on this repository's party")
+	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
+	command := fs.String("exec", "", "run `CMD` with sh -c for each change, the line in $MCPP_CHAT_EVENT, instead of printing it")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	in, err := resolve(getenv, *workspace)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+		return exitError
+	}
+	w, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+		return exitError
+	}
+	defer w.Close()
+	var src changeSource = &tickSource{path: in.paths.Tick}
+	if *mine || in.paths.Tick == "" {
+		db := &dbSource{path: in.paths.DB}
+		if *mine {
+			db.workspace = in.party.Root
+		}
+		defer db.close()
+		src = db
+	}
+	emit := func(line string) error {
+		_, err := fmt.Fprintln(stdout, line)
+		return err
+	}
+	if *command != "" {
+		emit = func(line string) error {
+			// A failing command is the user's to fix; the watch goes on.
+			if err := runHook(ctx, *command, line, stdout, stderr); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+			}
+			return nil
+		}
+	}
+	return follow(ctx, w, src, emit, stderr)
+}
+
+// changeSource turns "something changed" into the lines to report.
+type changeSource interface {
+	// start notes where things are now, so that only later changes show.
+	start(ctx context.Context) error
+	next(ctx context.Context) ([]string, error)
+}
+
+func follow(ctx context.Context, w *wake.Watcher, src changeSource, emit func(string) error, stderr io.Writer) int {
+	lastErr := ""
+	report := func(err error) {
+		// A database mid-creation or busy is normal; say each new trouble once.
+		if err != nil && ctx.Err() == nil && err.Error() != lastErr {
+			lastErr = err.Error()
+			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+		}
+	}
+	report(src.start(ctx))
+	for {
+		if err := w.Changed(ctx); err != nil {
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+			return exitError
+		}
+		lines, err := src.next(ctx)
+		report(err)
+		for _, line := range lines {
+			if err := emit(line); err != nil {
+				if ctx.Err() != nil {
+					return exitOK
+				}
+				fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+				return exitError
+			}
+		}
+	}
+}
+
+// runHook runs the user's command for one change and waits for it, so that
+// lines arrive in order.
+func runHook(ctx context.Context, command, line string, stdout, stderr io.Writer) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Env = append(os.Environ(), "MCPP_CHAT_EVENT="+line)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("--exec %q for %q: %w", command, line, err)
+	}
+	return nil
+}
+
+// tickSource reports each new line of the tick file.
+type tickSource struct {
+	path string
+	last string
+}
+
+func (s *tickSource) start(context.Context) error {
+	s.last, _ = readTick(s.path)
+	return nil
+}
+
+func (s *tickSource) next(context.Context) ([]string, error) {
+	line, err := readTick(s.path)
+	if err != nil || line == s.last {
+		return nil, err
+	}
+	s.last = line
+	if line == "" {
+		return nil, nil
+	}
+	return []string{line}, nil
+}
+
+// readTick reads the tick file's line; a missing file is "".
+func readTick(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return tools.OneLine(string(data), 300), nil
+}
+
+// dbSource reports new messages from the database: every one (when the
+// tick file is disabled) or, with a workspace, those that wait on its party.
+type dbSource struct {
+	path      string
+	workspace string
+	db        *store.DB
+	after     int64
+}
+
+func (s *dbSource) start(ctx context.Context) error {
+	s.after = 0 // a database that appears later is all news
+	if err := s.open(ctx); err != nil || s.db == nil {
+		return err
+	}
+	_, newest, err := s.db.Arrivals(ctx, s.workspace, -1)
+	s.after = newest
+	return err
+}
+
+// open opens the database once it exists; watch never creates it.
+func (s *dbSource) open(ctx context.Context) error {
+	if s.db != nil {
+		return nil
+	}
+	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	db, err := store.Open(ctx, s.path)
+	if err != nil {
+		return err
+	}
+	s.db = db
+	return nil
+}
+
+func (s *dbSource) next(ctx context.Context) ([]string, error) {
+	if err := s.open(ctx); err != nil || s.db == nil {
+		return nil, err
+	}
+	found, newest, err := s.db.Arrivals(ctx, s.workspace, s.after)
+	if err != nil {
+		return nil, err
+	}
+	s.after = newest
+	lines := make([]string, len(found))
+	for i, a := range found {
+		lines[i] = s.line(a)
+	}
+	return lines, nil
+}
+
+// line is the tick line for a message; for a party's watch, the kind and
+// the first words follow.
+func (s *dbSource) line(a store.Arrival) string {
+	head := fmt.Sprintf("%s %s %d %s", a.At, a.Channel, a.Seq, a.Author)
+	if s.workspace == "" {
+		return head
+	}
+	text := a.Body
+	if a.Title != "" {
+		text = a.Title
+	}
+	return fmt.Sprintf("%s %s: %s", head, a.Kind, tools.OneLine(firstWords(text, 12), 100))
+}
+
+func firstWords(s string, n int) string {
+	words := strings.Fields(s)
+	if len(words) <= n {
+		return strings.Join(words, " ")
+	}
+	return strings.Join(words[:n], " ") + " …"
+}
+
+func (s *dbSource) close() {
+	if s.db != nil {
+		s.db.Close()
+	}
+}

@@ -1,0 +1,114 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestWakeLatency is a benchmark, not a check: with MCPP_CHAT_BENCH=1 it
+// measures how long a blocked chat_wait (over MCP stdio, `mcpp-chat serve`)
+// takes to answer after a peer's `mcpp-chat call chat_say` process commits.
+// Run it with
+//
+//	MCPP_CHAT_BENCH=1 go test ./tests/ -run TestWakeLatency -count=1 -v
+//
+// MCPP_CHAT_BENCH_ROUNDS overrides the 20 rounds.
+func TestWakeLatency(t *testing.T) {
+	if os.Getenv("MCPP_CHAT_BENCH") == "" {
+		t.Skip("a benchmark: set MCPP_CHAT_BENCH=1 to run it")
+	}
+	rounds := 20
+	if n, err := strconv.Atoi(os.Getenv("MCPP_CHAT_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	t.Run("tick", func(t *testing.T) { wakeRounds(t, rounds, true) })
+	t.Run("no tick", func(t *testing.T) { wakeRounds(t, rounds, false) })
+}
+
+// wakeRounds measures rounds wake-ups; without the tick file the server
+// wakes on the -wal alone, and the commit time is not known.
+func wakeRounds(t *testing.T, rounds int, tick bool) {
+	var env []string
+	if !tick {
+		config := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(config, []byte("chat:\n  tick_file: \"\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "MCPP_CHAT_CONFIG="+config)
+	}
+	w, alpha, beta := liveWorld(t, env...)
+	s := w.serve(alpha)
+	var fromExit, fromCommit []time.Duration
+	for i := range rounds + 1 { // round 0 warms up
+		toolCall(t, s, "chat_read", nil, nil) // nothing unread: the wait blocks
+		done := make(chan time.Time, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 20}})
+			at := time.Now()
+			if err != nil || res.IsError || !bytes.Contains([]byte(contentText(res, 1)), []byte(`"arrived":true`)) {
+				t.Errorf("round %d: the wait did not see the say: %v %v", i, err, res)
+			}
+			done <- at
+		}()
+		time.Sleep(300 * time.Millisecond) // the wait is blocked by now
+		cmd := exec.Command(chatBin, "call", "chat_say", fmt.Sprintf(`{"text": "round %d"}`, i))
+		cmd.Dir, cmd.Env = beta, w.env
+		if out, err := cmd.Output(); err != nil {
+			t.Fatalf("peer's call: %v %s", err, out)
+		}
+		exited := time.Now()
+		answered := <-done
+		if i == 0 {
+			continue
+		}
+		fromExit = append(fromExit, answered.Sub(exited))
+		if tick {
+			line, err := liveParseTick(liveReadTick(t, w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromCommit = append(fromCommit, answered.Sub(line.at))
+		}
+	}
+	report := func(name string, d []time.Duration) string {
+		slices.Sort(d)
+		return fmt.Sprintf("%s: p50 %.1f ms, p95 %.1f ms, max %.1f ms (%d rounds)", name,
+			liveMs(livePct(d, 50)), liveMs(livePct(d, 95)), liveMs(d[len(d)-1]), len(d))
+	}
+	t.Log(report("answer after the end of the peer's call process", fromExit))
+	if tick {
+		t.Log(report("answer after the peer's commit (its tick time)", fromCommit))
+	}
+	if raw, err := json.Marshal(map[string]any{"from_exit_ms": liveMsAll(fromExit), "from_commit_ms": liveMsAll(fromCommit)}); err == nil {
+		t.Logf("raw: %s", raw)
+	}
+}
+
+// pct is the nearest-rank percentile of sorted d.
+func livePct(d []time.Duration, p int) time.Duration {
+	i := (p*len(d)+99)/100 - 1
+	return d[max(0, min(i, len(d)-1))]
+}
+
+func liveMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func liveMsAll(d []time.Duration) []float64 {
+	out := make([]float64, len(d))
+	for i, x := range d {
+		out[i] = liveMs(x)
+	}
+	return out
+}

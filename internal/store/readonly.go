@@ -208,14 +208,18 @@ func (r *ReadOnly) viewOnce(ctx context.Context, fn func(*tx) error) error {
 		return r.wrap(err)
 	}
 	defer sqlTx.Rollback()
-	if err := fn(&tx{Tx: sqlTx, ctx: ctx, now: Now()}); err != nil {
-		return r.wrap(err)
-	}
+	err = fn(&tx{Tx: sqlTx, ctx: ctx, now: Now()})
+	// An immutable read sees pages as they are on disk: if a writer
+	// checkpointed meanwhile, its result (or its error: a torn page looks
+	// corrupt) is not a snapshot, whatever it is.
 	if r.stamp != nil {
-		st, err := stampOf(r.path)
-		if err != nil || !st.same(*r.stamp) {
+		st, serr := stampOf(r.path)
+		if serr != nil || !st.same(*r.stamp) {
 			return errSnapshotMoved
 		}
+	}
+	if err != nil {
+		return r.wrap(err)
 	}
 	return nil
 }

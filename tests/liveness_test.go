@@ -288,7 +288,7 @@ func TestTickSeenByTailF(t *testing.T) {
 	}
 }
 
-// The polling loop documented in README.md / docs/liveness.md.
+// The polling loop README.md documents.
 const pollingLoop = `last=$(cat "$TICK" 2>/dev/null)
 while sleep 1; do
   now=$(cat "$TICK" 2>/dev/null)
@@ -297,6 +297,10 @@ done`
 
 func TestTickSeenByPollingLoop(t *testing.T) {
 	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil || !strings.Contains(string(readme), pollingLoop) {
+		t.Fatalf("README.md must show the polling loop this test runs (%v)", err)
+	}
 	w, alpha, _ := liveWorld(t)
 	loop := exec.Command("sh", "-c", pollingLoop)
 	loop.Env = append(os.Environ(), "TICK="+liveTickPath(w))

@@ -151,6 +151,27 @@ func TestTickAfterEachKindOfWrite(t *testing.T) {
 	}
 }
 
+// A tick that cannot be written never fails the call: the message is stored.
+func TestTickWriteFailureNeverFailsTheCall(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("chat:\n  tick_file: no-such-folder/.tick\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, alpha, beta := liveWorld(t, "MCPP_CHAT_CONFIG="+config)
+	r := w.call(alpha, "chat_say", map[string]any{"text": "stored anyway"})
+	if !r.Success || r.Exit != 0 {
+		t.Fatalf("say with an unwritable tick: %+v", r)
+	}
+	var inbox struct {
+		UnreadTotal int `json:"unread_total"`
+	}
+	w.mustCall(beta, "chat_inbox", nil, &inbox)
+	if inbox.UnreadTotal != 1 {
+		t.Fatalf("beta has %d unread, want alpha's message", inbox.UnreadTotal)
+	}
+}
+
 // Processes writing at once while a reader reads: never half a line.
 func TestTickConcurrentWritersAcrossProcesses(t *testing.T) {
 	t.Parallel()

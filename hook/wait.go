@@ -55,34 +55,19 @@ func wait(ctx context.Context, o Options) int {
 			fmt.Fprintln(o.Stderr, reason)
 			return ExitWake
 		}
-		settle := settleAfterChange
 		for {
-			every := recheckEvery
-			if len(settle) > 0 {
-				every = settle[0]
-			}
-			tick, stop := context.WithTimeout(ctx, every)
+			tick, stop := context.WithTimeout(ctx, recheckEvery)
 			err := w.Changed(tick)
 			stop()
 			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || os.Getppid() != parent {
 				return ExitOK
 			}
 			if err == nil {
-				break
-			}
-			if len(settle) > 0 {
-				break // look again: the last change may have become visible since
+				break // something changed (the watcher also looks again shortly after a -wal write)
 			}
 		}
 	}
 }
-
-// settleAfterChange are the extra looks after each one. A writer's -wal
-// grows (and notifies) before its commit becomes visible to readers: the
-// WAL index is updated only after the frames are written and synced. The
-// tools' tick file, rewritten after the commit, usually brings a later
-// event; these looks catch a commit without one.
-var settleAfterChange = []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
 
 // readPayloadWithin reads stdin but gives up after Deadline.
 func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {

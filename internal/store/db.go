@@ -40,6 +40,11 @@ type Change struct {
 type DB struct {
 	sql  *sql.DB
 	path string
+	// writer admits one write transaction of this process at a time. The
+	// others wait here, asleep, instead of each polling the file lock in
+	// SQLite's busy handler: forty pollers on two cores starve the one
+	// transaction that holds the lock until callers see ErrBusy.
+	writer chan struct{}
 	// OnCommit, if set, runs after every committed call that changed
 	// something, outside the transaction; it must not fail the call.
 	OnCommit func(Change)
@@ -60,7 +65,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	d := &DB{sql: db, path: path}
+	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1)}
 	if err := d.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -160,40 +165,68 @@ func (t *tx) touch(channel string, seq int64, author string) {
 // update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken
 // up front so that the transaction never has to be retried half-way.
 func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
-	return d.run(ctx, true, fn)
+	return d.run(ctx, true, time.Now().Add(BusyTimeout), fn)
 }
 
 // view runs fn in a deferred transaction: it reads without the write lock and
 // takes it only if fn writes. If the upgrade to a writer fails because
-// another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE.
+// another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE,
+// within the same BusyTimeout.
 func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
-	err := d.run(ctx, false, fn)
+	deadline := time.Now().Add(BusyTimeout)
+	err := d.run(ctx, false, deadline, fn)
 	if isBusy(err) || errors.Is(err, ErrBusy) {
-		return d.run(ctx, true, fn)
+		return d.run(ctx, true, deadline, fn)
 	}
 	return err
 }
 
-func (d *DB) run(ctx context.Context, immediate bool, fn func(*tx) error) error {
-	deadline := time.Now().Add(BusyTimeout)
+func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) error {
+	changed, err := d.attempt(ctx, immediate, deadline, fn)
+	if err == nil && changed != nil && d.OnCommit != nil {
+		d.OnCommit(*changed)
+	}
+	return err
+}
+
+// attempt runs fn until it commits, fails for another reason than a lock,
+// or the deadline passes.
+func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) (*Change, error) {
+	if immediate {
+		if err := d.lockWriter(ctx, deadline); err != nil {
+			return nil, err
+		}
+		defer func() { <-d.writer }()
+	}
 	for {
 		changed, err := d.once(ctx, immediate, fn)
 		if err == nil {
-			if changed != nil && d.OnCommit != nil {
-				d.OnCommit(*changed)
-			}
-			return nil
+			return changed, nil
 		}
 		// SQLite's busy handler already waited; a BUSY that comes back
 		// early (a snapshot conflict, a checkpoint) is worth another try
 		// until the deadline, but only for a transaction that locks first.
 		if !immediate || !isBusy(err) || time.Now().After(deadline) || ctx.Err() != nil {
 			if isBusy(err) && immediate {
-				return ErrBusy
+				return nil, ErrBusy
 			}
-			return err
+			return nil, err
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// lockWriter waits for this process's turn to write, until the deadline.
+func (d *DB) lockWriter(ctx context.Context, deadline time.Time) error {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case d.writer <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return ErrBusy
 	}
 }
 

@@ -82,7 +82,7 @@ func checkValue(name string, s *Schema, value json.RawMessage, maxBytes int) err
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return argErrorf("`%s` must be true or false, not %s", name, kindOf(v))
+			return argErrorf("`%s` must be true or false, not %s — pass a JSON boolean, without quotes", name, kindOf(v))
 		}
 	case "integer":
 		n, ok := v.(json.Number)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -35,13 +33,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		log.Warn("could not register the party yet", "err", err)
 	}
 	srv := tools.NewMCPServer(svc, version, log)
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	err = srv.Run(ctx, tools.GuardedStdio(stdin, stdout))
 	if err != nil && ctx.Err() == nil {
 		log.Warn("server stopped", "err", err)
 	}
 	return exitOK
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -447,7 +447,7 @@ func (t *tx) mayAnswer(x target, p party, answered bool) error {
 	case !ok:
 		return userErrorf("only the raiser (%s) resolves %s — you are not one of its consumers", raiser, x.label())
 	case !row.acked:
-		return userErrorf("ack %s first (chat_ack); only then may you resolve it, with answered=true, if you answered it", x.label())
+		return userErrorf("you have not acked %s — ack it first (chat_ack); only then may you resolve it, with answered=true, if you answered it", x.label())
 	case !answered:
 		return userErrorf("only the raiser (%s) confirms satisfaction of %s — if you answered it yourself, call chat_resolve again with answered=true; otherwise leave it to %s", raiser, x.label(), raiser)
 	}

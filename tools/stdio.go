@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxLineBytes bounds one JSON-RPC message on stdin. A tool call carries at
+// most a few chat.max_body_bytes texts; anything longer is answered with an
+// error without being held in memory.
+const MaxLineBytes = 16 << 20
+
+// JSON-RPC error codes the guard answers with.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// GuardedStdio is the MCP stdio transport with a guard in front of the SDK:
+// the SDK ends the session on the first line it cannot decode (a malformed
+// line, a batch, an over-long line), so every line is checked here first and
+// a bad one is answered with a JSON-RPC error and dropped. The server never
+// stops over bad input.
+func GuardedStdio(stdin io.Reader, stdout io.Writer) *mcp.IOTransport {
+	out := &lockedWriter{w: stdout}
+	return &mcp.IOTransport{
+		Reader:        io.NopCloser(&lineGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, max: MaxLineBytes}),
+		Writer:        out,
+		MaxLineLength: -1, // the guard enforces MaxLineBytes
+	}
+}
+
+// lockedWriter keeps the guard's error replies and the SDK's messages from
+// interleaving: each is written with one Write call.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// lineGuard passes on only lines that decode as one JSON-RPC message.
+type lineGuard struct {
+	in      *bufio.Reader
+	out     io.Writer
+	max     int
+	pending []byte
+}
+
+func (g *lineGuard) Read(p []byte) (int, error) {
+	for len(g.pending) == 0 {
+		line, err := g.nextLine()
+		if len(line) > 0 {
+			if reply := check(line); reply != nil {
+				g.out.Write(reply)
+			} else {
+				g.pending = append(line, '\n')
+			}
+		}
+		if err != nil {
+			if len(g.pending) > 0 {
+				break // deliver the last line; the next Read reports err
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, g.pending)
+	g.pending = g.pending[n:]
+	return n, nil
+}
+
+// nextLine reads one line without its end; a line over max is skipped to
+// its end and answered here.
+func (g *lineGuard) nextLine() ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := g.in.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > g.max+2 {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			g.out.Write(errorReply(nil, codeInvalidRequest, fmt.Sprintf("the message is over %d MiB — send smaller requests, one JSON-RPC object per line", g.max>>20)))
+			if err != nil {
+				return nil, err
+			}
+			return nil, nil
+		}
+		return bytes.TrimSpace(line), err
+	}
+}
+
+// check returns the error reply for a line the SDK could not take, or nil.
+func check(line []byte) []byte {
+	if !json.Valid(line) {
+		return errorReply(nil, codeParseError, "parse error: the line is not valid JSON — send one JSON-RPC object per line")
+	}
+	if line[0] != '{' {
+		return errorReply(nil, codeInvalidRequest, "invalid request: send one JSON-RPC object per line (batches are not supported)")
+	}
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	json.Unmarshal(line, &probe) // valid JSON: only a field's type can fail, which DecodeMessage reports
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return errorReply(validID(probe.ID), codeInvalidRequest, "invalid request: "+err.Error())
+	}
+	if probe.Method == nil && probe.Result == nil && probe.Error == nil {
+		return errorReply(validID(probe.ID), codeInvalidRequest, "invalid request: no method — name the method to call")
+	}
+	return nil
+}
+
+// validID echoes a request's id in the error reply when it is one JSON-RPC
+// allows (a string or a number).
+func validID(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	switch v.(type) {
+	case string, float64:
+		return raw
+	}
+	return nil
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcError        `json:"error"`
+}
+
+func errorReply(id json.RawMessage, code int, msg string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: rpcError{code, msg}})
+	return append(data, '\n')
+}

@@ -358,7 +358,7 @@ func TestResolveGates(t *testing.T) {
 	_, err := db.Resolve(ctx, fw, "q", "", true, "")
 	refused(t, err, "only the raiser (mesh-gw)")
 	_, err = db.Resolve(ctx, dash, "q", "", true, "")
-	refused(t, err, "ack [q] first")
+	refused(t, err, "you have not acked [q] — ack it first")
 	must(t)(db.Ack(ctx, dash, "q", "", ""))
 	_, err = db.Resolve(ctx, dash, "q", "", false, "")
 	refused(t, err, "answered=true")

@@ -45,9 +45,15 @@ func (in install) service(ctx context.Context) (*tools.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	ownerOnlyFiles()
 	db, err := store.Open(ctx, in.paths.DB)
 	if err != nil {
 		return nil, err
+	}
+	if in.cfg.Storage.DailyBackup {
+		db.DailyBackup(in.paths.Backups, in.cfg.Storage.BackupRetainDays, func(err error) {
+			fmt.Fprintf(os.Stderr, "mcpp-chat: the daily backup failed (the call itself succeeded): %v\n", err)
+		})
 	}
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)

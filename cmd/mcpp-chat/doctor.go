@@ -32,6 +32,9 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	fmt.Fprintf(stdout, "module dir:  %s\n", in.paths.ModuleDir)
 	fmt.Fprintf(stdout, "config:      %s%s\n", in.paths.Config, configNote)
 	fmt.Fprintf(stdout, "database:    %s\n", in.paths.DB)
+	if mode, open := readableByOthers(in.paths.DB); open {
+		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
+	}
 	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", in.party.Root, in.party.Via)
@@ -53,4 +56,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "party:       %s\n", name)
 	}
 	return code
+}
+
+// readableByOthers reports a database file other users may read: every
+// channel is in it, and the chat is meant for one user's sessions.
+func readableByOthers(path string) (os.FileMode, bool) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	return info.Mode().Perm(), info.Mode().Perm()&0o044 != 0
 }

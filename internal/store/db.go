@@ -48,6 +48,8 @@ type DB struct {
 	// OnCommit, if set, runs after every committed call that changed
 	// something, outside the transaction; it must not fail the call.
 	OnCommit func(Change)
+	// backup, if set by DailyBackup, copies the database once a day.
+	backup *dailyBackup
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -76,8 +78,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Path is the database file.
 func (d *DB) Path() string { return d.path }
 
-// Close releases the handle.
-func (d *DB) Close() error { return d.sql.Close() }
+// Close waits for a running backup and releases the handle.
+func (d *DB) Close() error {
+	d.waitBackup()
+	return d.sql.Close()
+}
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
@@ -185,6 +190,9 @@ func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn fun
 	changed, err := d.attempt(ctx, immediate, deadline, fn)
 	if err == nil && changed != nil && d.OnCommit != nil {
 		d.OnCommit(*changed)
+	}
+	if err == nil {
+		d.afterCommit()
 	}
 	return err
 }

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// backupDay is the date suffix of a backup file: <db file name>.<yymmdd>.
+const backupDay = "060102"
+
+// staleTemp is how old an unfinished copy (a process killed mid-backup)
+// must be before any process deletes it.
+const staleTemp = time.Hour
+
+// dailyBackup is the per-handle state of storage.daily_backup.
+type dailyBackup struct {
+	dir     string
+	retain  int
+	onError func(error)
+	now     func() time.Time
+
+	mu      sync.Mutex
+	day     string // the last day this process made or found a backup
+	running sync.WaitGroup
+}
+
+// DailyBackup makes every committed call check, once per day and process,
+// that today's copy of the database exists in dir, and make it in the
+// background if not, keeping retainDays days of copies. A failed backup is
+// reported to onError and never fails a call. Close waits for a running copy.
+func (d *DB) DailyBackup(dir string, retainDays int, onError func(error)) {
+	d.backup = &dailyBackup{dir: dir, retain: retainDays, onError: onError, now: time.Now}
+}
+
+// afterCommit starts today's backup if this process has not seen it yet.
+// It costs a clock read and a string compare on every later commit.
+func (d *DB) afterCommit() {
+	b := d.backup
+	if b == nil {
+		return
+	}
+	now := b.now()
+	day := now.Format(backupDay)
+	b.mu.Lock()
+	if b.day == day {
+		b.mu.Unlock()
+		return
+	}
+	b.day = day // one attempt per day: a failing backup is not retried on every call
+	b.running.Add(1)
+	b.mu.Unlock()
+	go func() {
+		defer b.running.Done()
+		if _, _, err := d.Backup(context.Background(), b.dir, b.retain, now); err != nil && b.onError != nil {
+			b.onError(err)
+		}
+	}()
+}
+
+// waitBackup lets a running backup finish before the handle closes.
+func (d *DB) waitBackup() {
+	if d.backup != nil {
+		d.backup.running.Wait()
+	}
+}
+
+// Backup copies the database to dir/<db file name>.<yymmdd of now> unless
+// that file exists, then deletes copies older than retainDays days. The copy
+// is a consistent snapshot taken with VACUUM INTO inside a read transaction,
+// so writers in this and other processes go on meanwhile; it is written to a
+// temporary owner-only file and renamed into place, so a crash never leaves
+// a half copy under the day's name. made reports whether a copy was made.
+func (d *DB) Backup(ctx context.Context, dir string, retainDays int, now time.Time) (path string, made bool, err error) {
+	base := filepath.Base(d.path)
+	path = filepath.Join(dir, base+"."+now.Format(backupDay))
+	if _, err := os.Lstat(path); err == nil {
+		return path, false, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return path, false, fmt.Errorf("cannot create the backup folder %s: %w — make it writable or set storage.daily_backup: false", dir, err)
+	}
+	if err := d.copyTo(ctx, path); err != nil {
+		return path, false, err
+	}
+	return path, true, pruneBackups(dir, base, retainDays, now)
+}
+
+func (d *DB) copyTo(ctx context.Context, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cannot write a backup in %s: %w — make it writable or set storage.daily_backup: false", filepath.Dir(path), err)
+	}
+	tmp.Close() // VACUUM INTO writes into an existing file only if it is empty
+	defer os.Remove(tmp.Name())
+	if _, err := d.sql.ExecContext(ctx, `VACUUM INTO ?`, tmp.Name()); err != nil {
+		return fmt.Errorf("back up %s to %s: %w", d.path, path, d.describe(err))
+	}
+	if err := syncFile(tmp.Name()); err != nil {
+		return fmt.Errorf("back up %s: %w", d.path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("back up %s: %w", d.path, err)
+	}
+	syncFile(filepath.Dir(path)) // the rename survives a power loss; best effort
+	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// pruneBackups deletes this database's copies dated before the retention
+// window, and temporary copies a killed process left behind. It touches
+// no other file.
+func pruneBackups(dir, base string, retainDays int, now time.Time) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("list backups in %s: %w", dir, err)
+	}
+	dated := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `\.([0-9]{6})(\.tmp-[0-9]+)?$`)
+	y, m, day := now.Date()
+	oldest := time.Date(y, m, day-(max(retainDays, 1)-1), 0, 0, 0, 0, now.Location())
+	var errs []error
+	for _, e := range entries {
+		match := dated.FindStringSubmatch(e.Name())
+		if match == nil || !e.Type().IsRegular() {
+			continue
+		}
+		full := filepath.Join(dir, e.Name())
+		if strings.Contains(e.Name(), ".tmp-") {
+			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > staleTemp {
+				errs = append(errs, removeBackup(full))
+			}
+			continue
+		}
+		date, err := time.ParseInLocation(backupDay, match[1], now.Location())
+		if err == nil && date.Before(oldest) {
+			errs = append(errs, removeBackup(full))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func removeBackup(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete old backup: %w", err)
+	}
+	return nil
+}

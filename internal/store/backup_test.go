@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// backupWorld is a database with two parties in one channel.
+func backupWorld(t *testing.T) (*DB, Identity) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "data", "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	a, b := Identity{Name: "a", Workspace: "/a"}, Identity{Name: "b", Workspace: "/b"}
+	for _, id := range []Identity{a, b} {
+		if _, err := db.Register(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ChannelNew(ctx, a, "c", "", []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	return db, a
+}
+
+// openBackup opens a copy read-only and checks it as a database.
+func openBackup(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	copyDB, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { copyDB.Close() })
+	var check string
+	if err := copyDB.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("backup %s: integrity_check %q %v", path, check, err)
+	}
+	return copyDB
+}
+
+func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
+	ctx := context.Background()
+	db, a := backupWorld(t)
+	// Another handle (as another process would) writes all the time.
+	other, err := Open(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	writes := 0
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := other.Say(ctx, a, SayArgs{Text: fmt.Sprint("w", writes), Channel: "c"}); err != nil {
+				t.Error(err)
+				return
+			}
+			writes++
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
+	now := time.Now()
+	path, made, err := db.Backup(ctx, dir, 7, now)
+	close(stop)
+	wg.Wait()
+	if err != nil || !made {
+		t.Fatalf("backup: made=%v %v", made, err)
+	}
+	if want := filepath.Join(dir, "chat.db."+now.Format("060102")); path != want {
+		t.Fatalf("backup at %s, want %s", path, want)
+	}
+	copyDB := openBackup(t, path)
+	var version, n, maxSeq int
+	if err := copyDB.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Fatalf("backup schema version %d %v", version, err)
+	}
+	if err := copyDB.QueryRow(`SELECT count(*), coalesce(max(seq), 0) FROM messages`).Scan(&n, &maxSeq); err != nil || n == 0 || n != maxSeq {
+		t.Fatalf("backup holds %d messages up to seq %d (%v): not one consistent snapshot", n, maxSeq, err)
+	}
+	t.Logf("backup taken during %d concurrent writes holds %d messages", writes, n)
+	for p, want := range map[string]os.FileMode{path: 0o600, dir: 0o700 | os.ModeDir} {
+		if info, err := os.Stat(p); err != nil || info.Mode() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", p, info.Mode(), want, err)
+		}
+	}
+
+	// The same day again: no new copy, the first one untouched.
+	before, _ := os.Stat(path)
+	if _, made, err := db.Backup(ctx, dir, 7, now.Add(time.Minute)); made || err != nil {
+		t.Fatalf("second backup the same day: made=%v %v", made, err)
+	}
+	after, _ := os.Stat(path)
+	if !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
+		t.Fatal("the day's backup was rewritten")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("backup folder holds %d files, want 1", len(entries))
+	}
+}
+
+func TestBackupKeepsRetainDays(t *testing.T) {
+	ctx := context.Background()
+	db, _ := backupWorld(t)
+	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 5, 10, 0, 0, 0, time.Local)
+	day := func(d int) string { return "chat.db." + now.AddDate(0, 0, -d).Format("060102") }
+	old := now.Add(-2 * time.Hour)
+	files := map[string]time.Time{
+		day(1): now, day(6): now, day(7): now, day(10): now, day(400): now,
+		"chat.db.notes": now, "other.db." + now.AddDate(0, 0, -30).Format("060102"): now,
+		day(2) + ".tmp-123": old, // left by a killed backup
+		day(0) + ".tmp-456": now, // another process's backup in progress
+	}
+	for name, mtime := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, mtime, mtime)
+	}
+	if _, made, err := db.Backup(ctx, dir, 7, now); !made || err != nil {
+		t.Fatalf("backup: made=%v %v", made, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := []string{day(0), day(0) + ".tmp-456", day(1), day(6), "chat.db.notes", "other.db." + now.AddDate(0, 0, -30).Format("060102")}
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after pruning with 7 retained days:\n got  %v\n want %v", got, want)
+	}
+}
+
+func TestDailyBackupOncePerDayAndNeverFailsACall(t *testing.T) {
+	ctx := context.Background()
+	db, a := backupWorld(t)
+	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
+	var mu sync.Mutex
+	var failures []error
+	db.DailyBackup(dir, 7, func(err error) {
+		mu.Lock()
+		failures = append(failures, err)
+		mu.Unlock()
+	})
+	clock := time.Date(2026, 3, 5, 23, 59, 0, 0, time.Local)
+	db.backup.now = func() time.Time { return clock }
+	say := func() {
+		t.Helper()
+		if _, err := db.Say(ctx, a, SayArgs{Text: "x", Channel: "c"}); err != nil {
+			t.Fatalf("a call failed: %v", err)
+		}
+		db.waitBackup()
+	}
+	count := func() int {
+		entries, _ := os.ReadDir(dir)
+		return len(entries)
+	}
+	say()
+	first := filepath.Join(dir, "chat.db."+clock.Format("060102"))
+	openBackup(t, first)
+	info1, _ := os.Stat(first)
+	say()
+	if info2, _ := os.Stat(first); count() != 1 || !info2.ModTime().Equal(info1.ModTime()) {
+		t.Fatal("a second write the same day made another copy")
+	}
+	clock = clock.Add(2 * time.Minute) // the next day
+	say()
+	if count() != 2 {
+		t.Fatalf("no copy on the next day: %d files", count())
+	}
+
+	// An unwritable backup folder (here: a file in its place) is reported,
+	// once a day, and the calls go on.
+	blocked := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db.DailyBackup(filepath.Join(blocked, ".backups"), 7, func(err error) {
+		mu.Lock()
+		failures = append(failures, err)
+		mu.Unlock()
+	})
+	db.backup.now = func() time.Time { return clock }
+	say()
+	say()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) != 1 || !strings.Contains(failures[0].Error(), "daily_backup") {
+		t.Fatalf("want the failed backup reported once, saying how to turn it off; got %v", failures)
+	}
+}

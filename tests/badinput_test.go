@@ -194,6 +194,9 @@ func TestBadInputEveryTool(t *testing.T) {
 		}
 	}
 
+	// Uppercase that is only case is a valid name.
+	mustTool(t, sessions["gw"], "chat_say", map[string]any{"text": "case only", "channel": "GW--DASH"})
+
 	// SQL-looking text is data: stored verbatim, the tables intact.
 	var r struct {
 		Seq int64 `json:"seq"`

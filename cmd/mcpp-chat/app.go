@@ -45,7 +45,6 @@ func (in install) service(ctx context.Context) (*tools.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	ownerOnlyFiles()
 	db, err := store.Open(ctx, in.paths.DB)
 	if err != nil {
 		return nil, err

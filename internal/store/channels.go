@@ -101,6 +101,58 @@ func (t *tx) seatedChannel(p party, explicit, fallback string) (channel, error) 
 	return channel{}, userErrorf("you are in several channels — pass channel=<one of: %s>", quoteList(names))
 }
 
+// seatUnread is a channel a party sits in, with the party's unread count.
+type seatUnread struct {
+	channel
+	unread int
+}
+
+// seatsWithUnread lists the channels a party sits in, by name, each with
+// its unread count, in one query.
+func (t *tx) seatsWithUnread(partyID int64) ([]seatUnread, error) {
+	rows, err := t.query(`SELECT c.id, c.name, (SELECT count(*) FROM messages m
+			WHERE m.channel_id = c.id AND m.is_archived = 0 AND m.author_id <> ?1
+			  AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = c.id AND party_id = ?1), 0))
+		FROM channel_parties cp JOIN channels c ON c.id = cp.channel_id
+		WHERE cp.party_id = ?1 AND cp.left_at IS NULL ORDER BY c.name`, partyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []seatUnread
+	for rows.Next() {
+		var s seatUnread
+		if err := rows.Scan(&s.id, &s.name, &s.unread); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// seatedNamesByChannel lists the parties seated in each channel, by name,
+// in one query: of the channels partyID sits in, or of every channel when
+// partyID is 0.
+func (t *tx) seatedNamesByChannel(partyID int64) (map[int64][]string, error) {
+	rows, err := t.query(`SELECT cp.channel_id, p.name FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
+		WHERE cp.left_at IS NULL AND (?1 = 0 OR cp.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL))
+		ORDER BY cp.channel_id, p.name`, partyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64][]string{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], name)
+	}
+	return out, rows.Err()
+}
+
 // seatedNames lists the parties seated in a channel, by name.
 func (t *tx) seatedNames(channelID int64) ([]string, error) {
 	return t.names(`SELECT p.name FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
@@ -136,60 +188,54 @@ type ChannelInfo struct {
 	Unread    int      `json:"unread"`
 }
 
-// channelInfos reports every channel (or only the caller's seats), by name.
+// channelInfos reports every channel (or only the caller's seats), by name,
+// in two queries: the channels with their counts, and who sits where.
 func (t *tx) channelInfos(p party, all bool) ([]ChannelInfo, error) {
+	member := `EXISTS (SELECT 1 FROM channel_parties cp WHERE cp.channel_id = c.id AND cp.party_id = ?1 AND cp.left_at IS NULL)`
 	rows, err := t.query(`
-		SELECT c.id, c.name, c.about, c.is_closed, c.created_at,
-		       EXISTS (SELECT 1 FROM channel_parties cp WHERE cp.channel_id = c.id AND cp.party_id = ?1 AND cp.left_at IS NULL),
-		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.kind = 'ask' AND m.is_archived = 0)
-		FROM channels c ORDER BY c.name`, p.id)
+		SELECT c.id, c.name, c.about, c.is_closed, c.created_at, `+member+`,
+		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.kind = 'ask' AND m.is_archived = 0),
+		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.is_archived = 0 AND m.author_id <> ?1
+		          AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = c.id AND party_id = ?1), 0))
+		FROM channels c WHERE ?2 OR `+member+` ORDER BY c.name`, p.id, all)
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		id   int64
-		info ChannelInfo
-	}
-	var list []row
+	ids := []int64{}
+	out := []ChannelInfo{}
 	for rows.Next() {
-		var r row
+		var id int64
+		var info ChannelInfo
 		var about sql.NullString
-		if err := rows.Scan(&r.id, &r.info.Channel, &about, &r.info.Closed, &r.info.CreatedAt, &r.info.Member, &r.info.LiveItems); err != nil {
+		if err := rows.Scan(&id, &info.Channel, &about, &info.Closed, &info.CreatedAt, &info.Member, &info.LiveItems, &info.Unread); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		if about.Valid && about.String != "" {
-			r.info.About = &about.String
+			info.About = &about.String
 		}
-		if all || r.info.Member {
-			list = append(list, r)
-		}
+		ids = append(ids, id)
+		out = append(out, info)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]ChannelInfo, 0, len(list))
-	for _, r := range list {
-		if r.info.Parties, err = t.seatedNames(r.id); err != nil {
-			return nil, err
+	var names map[int64][]string
+	if all {
+		names, err = t.seatedNamesByChannel(0)
+	} else {
+		names, err = t.seatedNamesByChannel(p.id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if out[i].Parties = names[id]; out[i].Parties == nil {
+			out[i].Parties = []string{}
 		}
-		if r.info.Unread, err = t.unread(r.id, p.id); err != nil {
-			return nil, err
-		}
-		out = append(out, r.info)
 	}
 	return out, nil
-}
-
-// unread counts the live rows after the party's cursor that a peer wrote.
-func (t *tx) unread(channelID, partyID int64) (int, error) {
-	var n int
-	err := t.row(`SELECT count(*) FROM messages m
-		WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.author_id <> ?2
-		  AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = ?1 AND party_id = ?2), 0)`,
-		channelID, partyID).Scan(&n)
-	return n, err
 }
 
 func (t *tx) cursor(channelID, partyID int64) (int64, error) {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	_ "github.com/ncruces/go-sqlite3/driver"
+	"github.com/ncruces/go-sqlite3/driver"
 )
 
 // BusyTimeout is how long a call waits for another process's write lock
@@ -50,6 +50,8 @@ type DB struct {
 	OnCommit func(Change)
 	// backup, if set by DailyBackup, copies the database once a day.
 	backup *dailyBackup
+	// stmts keeps the queries prepared across calls.
+	stmts *stmtCache
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -63,7 +65,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := createOwnerOnly(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", dsn(path, false))
+	db, err := driver.Open(dsn(path, false), stablePlans)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -72,6 +74,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	d.stmts = newStmtCache(db)
 	return d, nil
 }
 
@@ -81,6 +84,7 @@ func (d *DB) Path() string { return d.path }
 // Close waits for a running backup and releases the handle.
 func (d *DB) Close() error {
 	d.waitBackup()
+	d.stmts.close()
 	return d.sql.Close()
 }
 
@@ -148,17 +152,27 @@ type tx struct {
 	ctx     context.Context
 	now     string
 	changed *Change
+	stmts   *stmtCache // nil: prepare every query afresh
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if st := t.stmts.in(t, query); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
 	return t.ExecContext(t.ctx, query, args...)
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts.in(t, query); st != nil {
+		return st.QueryContext(t.ctx, args...)
+	}
 	return t.QueryContext(t.ctx, query, args...)
 }
 
 func (t *tx) row(query string, args ...any) *sql.Row {
+	if st := t.stmts.in(t, query); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
 	return t.QueryRowContext(t.ctx, query, args...)
 }
 
@@ -243,11 +257,12 @@ func (d *DB) once(ctx context.Context, immediate bool, fn func(*tx) error) (*Cha
 	if immediate {
 		opts.Isolation = sql.LevelSerializable // the driver's BEGIN IMMEDIATE
 	}
+	d.stmts.prepare(ctx)
 	sqlTx, err := d.sql.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Now()}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Now(), stmts: d.stmts}
 	if err := fn(t); err != nil {
 		sqlTx.Rollback()
 		return nil, d.wrap(err)

@@ -47,12 +47,14 @@ func (t *tx) post(c channel, author party, m post) (id, seq int64, err error) {
 // when no peer's message is unread before it: a post must never mark a
 // peer's words as read.
 func (t *tx) followOwnPost(c channel, author party, seq int64) error {
-	var skipped int
-	err := t.row(`SELECT count(*) FROM messages m
+	// EXISTS, not count(*): it stops at the first unread peer row instead
+	// of walking everything the author posted since its cursor.
+	var skipped bool
+	err := t.row(`SELECT EXISTS (SELECT 1 FROM messages m
 		WHERE m.channel_id = ?1 AND m.seq < ?3 AND m.is_archived = 0 AND m.author_id <> ?2
-		  AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = ?1 AND party_id = ?2), 0)`,
+		  AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = ?1 AND party_id = ?2), 0))`,
 		c.id, author.id, seq).Scan(&skipped)
-	if err != nil || skipped > 0 {
+	if err != nil || skipped {
 		return err
 	}
 	return t.advanceCursor(c.id, author.id, seq)

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Message is a row as the tools report it. Items (asks) add status,
@@ -92,13 +95,13 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 	return out, nil
 }
 
-// consumersOf loads the consumers of many items at once, sorted by name.
+// consumersOf loads the consumers of many items at once, sorted by name
+// (in Go: an ORDER BY here costs a temporary b-tree of every row).
 func (t *tx) consumersOf(ids []int64) (map[int64][]Consumer, error) {
 	list, _ := json.Marshal(ids)
 	rows, err := t.query(`SELECT ic.message_id, p.name, ic.acked_at IS NOT NULL, ic.prune_ok_at IS NOT NULL
 		FROM item_consumers ic JOIN parties p ON p.id = ic.party_id
-		WHERE ic.message_id IN (SELECT value FROM json_each(?))
-		ORDER BY ic.message_id, p.name`, string(list))
+		WHERE ic.message_id IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +114,9 @@ func (t *tx) consumersOf(ids []int64) (map[int64][]Consumer, error) {
 			return nil, err
 		}
 		out[id] = append(out[id], c)
+	}
+	for _, list := range out {
+		slices.SortFunc(list, func(a, b Consumer) int { return strings.Compare(a.Party, b.Party) })
 	}
 	return out, rows.Err()
 }
@@ -273,17 +279,18 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 // inbox only reads, so the hook's read-only handle shares it.
 func (t *tx) inbox(p party, workspace string) (Inbox, error) {
 	out := Inbox{Me: p.name, Workspace: workspace, Channels: []ChannelUnread{}, WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
-	seats, err := t.seats(p.id)
+	seats, err := t.seatsWithUnread(p.id)
+	if err != nil {
+		return out, err
+	}
+	names, err := t.seatedNamesByChannel(p.id)
 	if err != nil {
 		return out, err
 	}
 	for _, c := range seats {
-		cu := ChannelUnread{Channel: c.name}
-		if cu.Parties, err = t.seatedNames(c.id); err != nil {
-			return out, err
-		}
-		if cu.Unread, err = t.unread(c.id, p.id); err != nil {
-			return out, err
+		cu := ChannelUnread{Channel: c.name, Parties: names[c.id], Unread: c.unread}
+		if cu.Parties == nil {
+			cu.Parties = []string{}
 		}
 		out.UnreadTotal += cu.Unread
 		out.Channels = append(out.Channels, cu)
@@ -295,10 +302,7 @@ func (t *tx) inbox(p party, workspace string) (Inbox, error) {
 // inboxItems sorts the live items p sees into what waits on p and what
 // waits on a peer; the hook's read-only handle shares it.
 func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) error {
-	items, err := t.loadMessages(`WHERE m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
-			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL)
-			OR m.id IN (SELECT message_id FROM item_consumers WHERE party_id = ?1))
-		ORDER BY c.name, m.seq`, p.id)
+	items, err := t.liveItemsOf(p)
 	if err != nil {
 		return err
 	}
@@ -311,6 +315,47 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 		*onPeer = append(*onPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
 	}
 	return nil
+}
+
+// liveItemsOf loads the live items p sees — in the channels p sits in, or
+// that p consumes — with what needsFrom and waitingOn read (no bodies, no
+// parents). It walks the live items only: the membership test on
+// item_consumers is a probe per live item, never a list of every item p
+// ever consumed, so the cost does not grow with the archive.
+func (t *tx) liveItemsOf(p party) ([]Message, error) {
+	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status
+		FROM messages m JOIN channels c ON c.id = m.channel_id JOIN parties a ON a.id = m.author_id
+		WHERE m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
+			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL)
+			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?1))`, p.id)
+	if err != nil {
+		return nil, err
+	}
+	out := []Message{}
+	ids := []int64{}
+	for rows.Next() {
+		m := Message{Kind: "ask"}
+		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.From, &m.Slug, &m.Title, &m.Status); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, m)
+		ids = append(ids, m.id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return out, err
+	}
+	// By channel name, then seq: sorted here, not by the query, for the
+	// same reason as in consumersOf.
+	slices.SortFunc(out, func(a, b Message) int {
+		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
+	})
+	byItem, err := t.consumersOf(ids)
+	for i := range out {
+		out[i].Consumers = byItem[out[i].id]
+	}
+	return out, err
 }
 
 // needsFrom says what a live item needs from party me, or "".

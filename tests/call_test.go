@@ -3,12 +3,15 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 func run(t *testing.T, w *world, dir string, stdin string, args ...string) (string, int) {
@@ -66,7 +69,7 @@ func TestCallExitCodesAndContract(t *testing.T) {
 		}
 	}
 	out, code = run(t, w, gw, "", "doctor")
-	for _, want := range []string{"database:    " + w.db, "party:       mesh-gw", "schema:      version 2", "tick file:"} {
+	for _, want := range []string{"database:    " + w.db, "party:       mesh-gw", fmt.Sprintf("schema:      version %d", store.SchemaVersion()), "tick file:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}

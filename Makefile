@@ -5,7 +5,7 @@ PYTHON  ?= python3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test check clean install
+.PHONY: build test bench check clean install
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
@@ -16,6 +16,16 @@ test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
+
+# Benchmarks, never part of `make test` (figures: docs/performance.md). In
+# process: the store and the tool layer; then whole processes: the hook,
+# chat_wait's wake-up, and tests/bench (serve over stdio, call, 8 writers,
+# memory, start-up). A few minutes; run it on a quiet machine.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/store/ ./tools/
+	$(GO) test -count=1 -run '^$$' -bench Hook -benchtime 100x ./tests/
+	MCPP_CHAT_BENCH=1 $(GO) test -count=1 -run TestWakeLatency -v ./tests/
+	$(GO) run ./tests/bench
 
 # Builds, then prints what to paste to connect a client. Copies nothing outside
 # the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*

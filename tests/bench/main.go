@@ -1,0 +1,128 @@
+// Command bench is the driver behind `make bench`: it builds the binaries,
+// seeds databases through internal/store, and times what only a whole
+// process shows — MCP round trips against a warm `serve`, `call` and hook
+// processes, concurrent writers, memory and start-up. It prints a markdown
+// table for docs/performance.md. It is a program, not a test, so
+// `go test ./...` never runs it. (chat_wait's wake-up latency has its own
+// measurement: MCPP_CHAT_BENCH=1 go test ./tests -run TestWakeLatency.)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type options struct {
+	root     string
+	samples  int
+	sections map[string]bool
+	keep     bool
+	seedOnly string
+}
+
+func main() {
+	var o options
+	var only string
+	flag.StringVar(&o.root, "root", ".", "the checkout to build")
+	flag.IntVar(&o.samples, "n", 1000, "measured calls per tool and database size")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss); default all")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch folder (its path is printed)")
+	flag.StringVar(&o.seedOnly, "seed", "", "only write the seeded template databases into this folder, then exit")
+	writer := flag.String("store-writer", "", "internal: DB|PARTY|WORKSPACE|N — post N says through the store directly")
+	flag.Parse()
+	if *writer != "" {
+		if err := storeWriter(*writer); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if only != "" {
+		o.sections = map[string]bool{}
+		for _, s := range strings.Split(only, ",") {
+			o.sections[strings.TrimSpace(s)] = true
+		}
+	}
+	if err := runAll(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func (o options) want(section string) bool { return o.sections == nil || o.sections[section] }
+
+func runAll(o options) error {
+	dir := o.seedOnly
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "mcpp-chat-bench-"); err != nil {
+			return err
+		}
+		if o.keep {
+			fmt.Fprintln(os.Stderr, "bench: scratch folder", dir)
+		} else {
+			defer os.RemoveAll(dir)
+		}
+	}
+	w, err := newWorld(dir)
+	if err != nil {
+		return err
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return err
+	}
+	if o.seedOnly != "" {
+		_, err := w.templates()
+		return err
+	}
+	progress("building the binaries")
+	if err := w.build(root); err != nil {
+		return err
+	}
+	var r report
+	steps := []struct {
+		name string
+		fn   func(*world, options, *report) error
+	}{
+		{"start", benchStart},
+		{"tools", benchTools},
+		{"call", benchCall},
+		{"hook", benchHook},
+		{"write", benchWrite},
+		{"rss", benchRSS},
+	}
+	for _, s := range steps {
+		if !o.want(s.name) {
+			continue
+		}
+		if err := s.fn(w, o, &r); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	r.print(os.Stdout, machine())
+	return nil
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// machine describes where the figures were taken.
+func machine() string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores (%s), %s/%s, %s, %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), time.Now().Format("2006-01-02"))
+}

@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// The tool layer's share of a call — argument checks, the store, display
+// and JSON, and the MCP server over an in-memory pipe — on the benchmark
+// conversation with a small history:
+//   go test -run '^$' -bench . ./tools/
+// go run ./tests/bench times the same over real stdio against built binaries.
+
+func benchService(b *testing.B) *Service {
+	b.Helper()
+	parties := make([]store.Identity, 10)
+	for i := range parties {
+		name := fmt.Sprintf("party-%02d", i)
+		parties[i] = store.Identity{Name: name, Workspace: "/srv/" + name}
+	}
+	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "chat.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if _, err := db.Seed(context.Background(), store.BenchSpec(parties, 1000)); err != nil {
+		b.Fatal(err)
+	}
+	manifest, err := LoadManifest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: parties[0]}
+}
+
+var benchCalls = []struct {
+	tool string
+	args string
+}{
+	{"chat_inbox", `{}`},
+	{"chat_whoami", `{}`},
+	{"chat_read", `{"channel":"ch-00","peek":true}`},
+	{"chat_channel_list", `{}`},
+	{"chat_say", `{"channel":"ch-00","text":"benchmark status: all green"}`},
+}
+
+func BenchmarkServiceCall(b *testing.B) {
+	s := benchService(b)
+	for _, c := range benchCalls {
+		b.Run(c.tool, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Call(context.Background(), c.tool, json.RawMessage(c.args)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMCPCall(b *testing.B) {
+	s := benchService(b)
+	ctx := context.Background()
+	srv := NewMCPServer(s, "bench", nil)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range benchCalls {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.tool, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: args})
+				if err != nil || res.IsError {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}

@@ -45,9 +45,13 @@ type DB struct {
 	// SQLite's busy handler: forty pollers on two cores starve the one
 	// transaction that holds the lock until callers see ErrBusy.
 	writer chan struct{}
-	// OnCommit, if set, runs after every committed call that changed
-	// something, outside the transaction; it must not fail the call.
+	// OnCommit, if set, is told the newest row of every committed call
+	// that changed something. It runs in the background, after the call
+	// has returned, in commit order; when calls commit faster than it
+	// runs, only the newest waiting change is delivered. It must not fail
+	// the call. Close waits for it.
 	OnCommit func(Change)
+	notify   notifier
 	// backup, if set by DailyBackup, copies the database once a day.
 	backup *dailyBackup
 	// stmts keeps the queries prepared across calls.
@@ -81,9 +85,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Path is the database file.
 func (d *DB) Path() string { return d.path }
 
-// Close waits for a running backup and releases the handle.
+// Close waits for a running backup and the last OnCommit, and releases the
+// handle.
 func (d *DB) Close() error {
 	d.waitBackup()
+	d.notify.wait()
 	d.stmts.close()
 	return d.sql.Close()
 }
@@ -203,7 +209,7 @@ func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
 func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) error {
 	changed, err := d.attempt(ctx, immediate, deadline, fn)
 	if err == nil && changed != nil && d.OnCommit != nil {
-		d.OnCommit(*changed)
+		d.notify.post(*changed, d.OnCommit)
 	}
 	if err == nil {
 		d.afterCommit()

@@ -8,5 +8,6 @@ CREATE INDEX IF NOT EXISTS idx_messages_channel_items ON messages(channel_id, st
 CREATE INDEX IF NOT EXISTS idx_messages_slug ON messages(slug) WHERE slug IS NOT NULL;
 -- The archive sweep (on every read, inbox and prune-ok) asks of each done
 -- item whether a consumer still owes its prune-ok: one probe into the few
--- consumer rows still pending, instead of reading every consumer row.
-CREATE INDEX IF NOT EXISTS idx_consumers_pending ON item_consumers(message_id) WHERE prune_ok_at IS NULL;
+-- consumer rows still pending (the index alone answers), instead of reading
+-- every consumer row.
+CREATE INDEX IF NOT EXISTS idx_consumers_pending ON item_consumers(message_id, prune_ok_at) WHERE prune_ok_at IS NULL;

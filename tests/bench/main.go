@@ -19,6 +19,7 @@ import (
 
 type options struct {
 	root     string
+	tools    map[string]bool // nil: every tool
 	samples  int
 	sections map[string]bool
 	keep     bool
@@ -33,6 +34,7 @@ func main() {
 	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss); default all")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch folder (its path is printed)")
 	flag.StringVar(&o.seedOnly, "seed", "", "only write the seeded template databases into this folder, then exit")
+	tools := flag.String("tool", "", "comma-separated tools for the tools section (e.g. chat_say); default all")
 	writer := flag.String("store-writer", "", "internal: DB|PARTY|WORKSPACE|N — post N says through the store directly")
 	flag.Parse()
 	if *writer != "" {
@@ -41,6 +43,12 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if *tools != "" {
+		o.tools = map[string]bool{}
+		for _, t := range strings.Split(*tools, ",") {
+			o.tools[strings.TrimSpace(t)] = true
+		}
 	}
 	if only != "" {
 		o.sections = map[string]bool{}
@@ -55,6 +63,8 @@ func main() {
 }
 
 func (o options) want(section string) bool { return o.sections == nil || o.sections[section] }
+
+func (o options) wantTool(tool string) bool { return o.tools == nil || o.tools[tool] }
 
 func runAll(o options) error {
 	dir := o.seedOnly

@@ -182,7 +182,7 @@ var toolCases = []toolCase{
 		var items []string
 		for _, x := range in.WaitingOnMe {
 			if strings.HasPrefix(x.Needs, store.NeedsAck) {
-				items = append(items, x.Channel+":"+x.Item)
+				items = append(items, x.Item) // the bare slug, as sessions usually write it
 			}
 		}
 		if len(items) == 0 {

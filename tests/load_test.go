@@ -1,13 +1,9 @@
 package tests
 
 import (
-	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,30 +228,4 @@ func sampleCursors(t *testing.T, db *sql.DB) (stop func() []string) {
 		close(done)
 		return <-result
 	}
-}
-
-// tryCall is w.call for goroutines: it reports problems instead of
-// failing the test.
-func (w *world) tryCall(dir, tool string, args any) (callResult, error) {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return callResult{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chatBin, "call", tool, "-")
-	cmd.Dir = dir
-	cmd.Env = w.env
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var r callResult
-	if jerr := json.Unmarshal(out, &r); jerr != nil {
-		return r, fmt.Errorf("call %s: not one JSON object (%v): %q stderr %q", tool, err, out, strings.TrimSpace(stderr.String()))
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.Exit = ee.ExitCode()
-	}
-	return r, nil
 }

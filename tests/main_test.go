@@ -129,12 +129,22 @@ type callResult struct {
 	Exit    int             `json:"-"`
 }
 
-// call runs `mcpp-chat call TOOL ARGS` with cwd = dir.
+// call runs `mcpp-chat call TOOL ARGS` with cwd = dir (see tryCall).
 func (w *world) call(dir, tool string, args any) callResult {
 	w.t.Helper()
-	data, err := json.Marshal(args)
+	r, err := w.tryCall(dir, tool, args)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	return r
+}
+
+// tryCall is w.call for goroutines: it reports problems instead of
+// failing the test.
+func (w *world) tryCall(dir, tool string, args any) (callResult, error) {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return callResult{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -147,12 +157,12 @@ func (w *world) call(dir, tool string, args any) callResult {
 	out, err := cmd.Output()
 	var r callResult
 	if jerr := json.Unmarshal(out, &r); jerr != nil {
-		w.t.Fatalf("call %s %s: not one JSON object (%v): %q stderr %q", tool, data, err, out, stderr.String())
+		return r, fmt.Errorf("call %s: not one JSON object (%v): %q stderr %q", tool, err, out, strings.TrimSpace(stderr.String()))
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.Exit = ee.ExitCode()
 	}
-	return r
+	return r, nil
 }
 
 // mustCall is call that fails the test on a tool error and decodes the result.

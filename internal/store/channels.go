@@ -188,16 +188,17 @@ type ChannelInfo struct {
 	Unread    int      `json:"unread"`
 }
 
-// channelInfos reports every channel (or only the caller's seats), by name,
-// in two queries: the channels with their counts, and who sits where.
-func (t *tx) channelInfos(p party, all bool) ([]ChannelInfo, error) {
+// channelInfos reports every channel (or only the caller's seats; or only
+// channel only, when it is not 0), by name, in two queries: the channels
+// with their counts, and who sits where.
+func (t *tx) channelInfos(p party, all bool, only int64) ([]ChannelInfo, error) {
 	member := `EXISTS (SELECT 1 FROM channel_parties cp WHERE cp.channel_id = c.id AND cp.party_id = ?1 AND cp.left_at IS NULL)`
 	rows, err := t.query(`
 		SELECT c.id, c.name, c.about, c.is_closed, c.created_at, `+member+`,
 		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.kind = 'ask' AND m.is_archived = 0),
 		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.is_archived = 0 AND m.author_id <> ?1
 		          AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = c.id AND party_id = ?1), 0))
-		FROM channels c WHERE ?2 OR `+member+` ORDER BY c.name`, p.id, all)
+		FROM channels c WHERE (?3 = 0 OR c.id = ?3) AND (?2 OR `+member+`) ORDER BY c.name`, p.id, all, only)
 	if err != nil {
 		return nil, err
 	}
@@ -253,16 +254,14 @@ func (t *tx) advanceCursor(channelID, partyID, seq int64) error {
 }
 
 func (t *tx) channelInfo(p party, c channel) (ChannelInfo, error) {
-	infos, err := t.channelInfos(p, true)
+	infos, err := t.channelInfos(p, true, c.id)
 	if err != nil {
 		return ChannelInfo{}, err
 	}
-	for _, info := range infos {
-		if info.Channel == c.name {
-			return info, nil
-		}
+	if len(infos) != 1 {
+		return ChannelInfo{}, errors.New("channel vanished inside its own transaction")
 	}
-	return ChannelInfo{}, errors.New("channel vanished inside its own transaction")
+	return infos[0], nil
 }
 
 // ChannelList is chat_channel_list's result.
@@ -278,7 +277,7 @@ func (d *DB) ChannelList(ctx context.Context, me Identity, all bool) (ChannelLis
 		if err != nil {
 			return err
 		}
-		out.Channels, err = t.channelInfos(p, all)
+		out.Channels, err = t.channelInfos(p, all, 0)
 		return err
 	})
 	return out, err

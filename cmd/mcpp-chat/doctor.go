@@ -48,11 +48,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer db.Close()
 	version, _ := db.Version(ctx)
 	fmt.Fprintf(stdout, "schema:      version %d (this binary knows up to %d)\n", version, store.SchemaVersion())
-	name, err := db.PartyName(ctx, in.identity())
-	if err != nil {
+	name, known, err := db.PartyName(ctx, in.identity())
+	switch {
+	case err != nil:
 		fmt.Fprintf(stdout, "party:       unavailable: %v\n", err)
 		code = exitError
-	} else {
+	case !known:
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", name)
+	default:
 		fmt.Fprintf(stdout, "party:       %s\n", name)
 	}
 	return code

@@ -150,13 +150,12 @@ func probe(ctx context.Context, in install) (infoDatabase, infoIdentity) {
 	defer db.Close()
 	out := infoDatabase{OK: true}
 	out.SchemaVersion, _ = db.Version(ctx)
-	name, err := db.PartyName(ctx, in.identity())
+	name, known, err := db.PartyName(ctx, in.identity())
 	if err != nil {
 		return infoDatabase{Error: err.Error()}, id
 	}
-	// PartyName marks a root the database has not seen with this suffix.
-	if base, unseen := strings.CutSuffix(name, " (not seen yet)"); unseen {
-		id.Note += " Not on the chat yet: the first chat call registers it (as " + base + "~2 if another repository already has the name)."
+	if !known {
+		id.Note += " Not on the chat yet: the first chat call registers it (as " + name + "~2 if another repository already has the name)."
 	} else {
 		id.PartyName, id.Registered = name, true
 	}

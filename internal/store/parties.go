@@ -113,15 +113,15 @@ func (t *tx) knownParties() ([]PartyInfo, error) {
 	return out, rows.Err()
 }
 
-// PartyName resolves the name a root has (or would get at first sight)
-// without writing: for doctor and the hook's identity line.
-func (d *DB) PartyName(ctx context.Context, id Identity) (string, error) {
-	var name string
-	err := d.sql.QueryRowContext(ctx, `SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
+// PartyName resolves the name a root has without writing; known is false
+// for a root the chat has not seen yet (its name is then the one it asks
+// for, which may still get a ~2 at first sight).
+func (d *DB) PartyName(ctx context.Context, id Identity) (name string, known bool, err error) {
+	err = d.sql.QueryRowContext(ctx, `SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
-		return id.Name + " (not seen yet)", nil
+		return id.Name, false, nil
 	}
-	return name, d.wrap(err)
+	return name, err == nil, d.wrap(err)
 }
 
 func nullable(s string) any {

@@ -8,10 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,7 +190,8 @@ func (w *world) serve(dir string, extraEnv ...string) *mcp.ClientSession {
 	cmd := exec.Command(chatBin, "serve")
 	cmd.Dir = dir
 	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	cmd.Stderr = os.Stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = io.MultiWriter(os.Stderr, stderr)
 	client := mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -196,7 +200,56 @@ func (w *world) serve(dir string, extraEnv ...string) *mcp.ClientSession {
 		w.t.Fatalf("connect to serve in %s: %v", dir, err)
 	}
 	w.t.Cleanup(func() { session.Close() })
+	servers.Store(session, &served{cmd: cmd, stderr: stderr})
 	return session
+}
+
+// servers maps each MCP session to its serve process, so that a call that
+// hangs can make the server show where it is stuck.
+var servers sync.Map // *mcp.ClientSession → *served
+
+type served struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's stderr copier and
+// the test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// stuckAt makes the serve process behind s print every goroutine's stack
+// (the Go runtime's answer to SIGQUIT, which also ends it) and returns
+// the goroutines that are in this module's code: where a hung call waits.
+func stuckAt(s *mcp.ClientSession) string {
+	v, ok := servers.Load(s)
+	if !ok || v.(*served).cmd.Process == nil {
+		return ""
+	}
+	sv := v.(*served)
+	sv.cmd.Process.Signal(syscall.SIGQUIT)
+	time.Sleep(2 * time.Second)
+	var ours []string
+	for _, g := range strings.Split(sv.stderr.String(), "\n\n") {
+		if strings.Contains(g, "mcpp-chat/") {
+			ours = append(ours, g)
+		}
+	}
+	return strings.Join(ours, "\n\n")
 }
 
 // toolCall calls a tool over MCP and returns the result JSON (second text
@@ -207,6 +260,9 @@ func toolCall(t *testing.T, s *mcp.ClientSession, tool string, args map[string]a
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("%s: no answer in time (%v); the server's goroutines in our code:\n%s", tool, err, stuckAt(s))
+		}
 		t.Fatalf("%s: JSON-RPC error %v", tool, err)
 	}
 	if res.IsError {

@@ -3,9 +3,9 @@ package config
 import (
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -100,13 +100,32 @@ func PartyName(raw string) string {
 	return name
 }
 
-// OSUser is the login name recorded with a new party.
+// OSUser is the login name recorded with a new party, found as Python's
+// getpass.getuser() finds it: the environment first, then the password
+// file. Not os/user: it links the C library into every binary, and a
+// dynamically linked binary starts measurably slower — the hook runs on
+// every prompt (docs/performance.md).
 func OSUser(env Env) string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
+	for _, key := range []string{"LOGNAME", "USER", "LNAME", "USERNAME"} {
+		if name := env(key); name != "" {
+			return name
+		}
 	}
-	if name := env("USER"); name != "" {
-		return name
+	if data, err := os.ReadFile("/etc/passwd"); err == nil {
+		if name := passwdName(string(data), os.Getuid()); name != "" {
+			return name
+		}
 	}
 	return "unknown"
+}
+
+// passwdName finds the login name of uid in a password file's text.
+func passwdName(passwd string, uid int) string {
+	for _, line := range strings.Split(passwd, "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 3 && f[2] == strconv.Itoa(uid) {
+			return f[0]
+		}
+	}
+	return ""
 }

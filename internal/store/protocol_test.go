@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -91,6 +93,26 @@ func TestChannelNameRule(t *testing.T) {
 	for _, raw := range []string{"", "has space", "-lead", "../etc", "ÄBC", strings.Repeat("a", 65), "a/b"} {
 		if _, err := ChannelName(raw); err == nil {
 			t.Errorf("ChannelName(%q) accepted", raw)
+		}
+	}
+}
+
+// The hand-written check is DESIGN §7's regular expression, exactly.
+func TestChannelNameMatchesDesignRegexp(t *testing.T) {
+	rule := regexp.MustCompile(`^[a-z0-9][a-z0-9._~-]{0,63}$`)
+	alphabet := []byte("az09._~-A /é\x00")
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []string{strings.Repeat("a", 64), strings.Repeat("a", 65), ".a", "_a", "~a", "a.", "9"}
+	for range 20000 {
+		b := make([]byte, rng.IntN(67))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		if got, want := validChannelName(c), rule.MatchString(c); got != want {
+			t.Fatalf("validChannelName(%q) = %v, the rule says %v", c, got, want)
 		}
 	}
 }

@@ -6,16 +6,22 @@ package text
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // escapes matches terminal escape sequences (CSI, OSC and single-character
-// escapes) so that a peer's text can never drive the user's terminal.
-var escapes = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+// escapes) so that a peer's text can never drive the user's terminal. It
+// is compiled on first need, not at every process's start.
+var escapes = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+})
 
 // Clean removes escape sequences and control characters from message text,
 // keeping newlines and tabs.
 func Clean(s string) string {
-	s = escapes.ReplaceAllString(s, "")
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = escapes().ReplaceAllString(s, "")
+	}
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t':

@@ -220,3 +220,36 @@ func TestCanonicalEvent(t *testing.T) {
 		}
 	}
 }
+
+// A prompt whose answer had to be cut leaves lines untold: that state is
+// not quiet, so the next prompt reads again and tells the rest.
+func TestQuietOnlyWhenEverythingWasTold(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 100)
+	p := store.Pending{Party: "node-dash", Workspace: "/srv/node-dash"}
+	for i := 0; i < 200; i++ {
+		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedsAck))
+	}
+	st := &State{}
+	Respond(UserPromptSubmit, Payload{}, p, st)
+	st.noteQuiet(UserPromptSubmit, "fp-1", p)
+	if st.quietAt(UserPromptSubmit) != "" {
+		t.Fatal("a cut answer was recorded as having nothing left to say")
+	}
+	for round := 0; round < 100 && st.PromptQuiet == ""; round++ {
+		if Respond(UserPromptSubmit, Payload{}, p, st) == "" {
+			t.Fatalf("round %d: untold lines left, yet the prompt said nothing", round)
+		}
+		st.noteQuiet(UserPromptSubmit, "fp-1", p)
+	}
+	if st.quietAt(UserPromptSubmit) != "fp-1" {
+		t.Fatal("after every line was told, the state is still not quiet")
+	}
+	if st.quietAt(Stop) != "" || st.quietAt(SessionStart) != "" {
+		t.Fatal("a prompt's record made Stop or SessionStart quiet")
+	}
+	st.noteQuiet(Stop, "fp-1", p)
+	st.noteQuiet(SessionStart, "fp-2", pendingFor())
+	if st.quietAt(Stop) != "" {
+		t.Fatal("SessionStart starts the Stop record afresh; Stop must look again")
+	}
+}

@@ -284,3 +284,61 @@ func TestNewerWaiterReplacesOlder(t *testing.T) {
 		t.Fatalf("newer waiter exit %d", code)
 	}
 }
+
+// run answers one event for node-dash's session and returns the output.
+func (f *fixture) run(t *testing.T, event, session string) string {
+	t.Helper()
+	var out bytes.Buffer
+	Run(context.Background(), Options{Event: event, Env: f.env,
+		Stdin: strings.NewReader(`{"session_id":"` + session + `"}`), Stdout: &out, Stderr: io.Discard})
+	return out.String()
+}
+
+// forget erases what the session was told, keeping its quiet marks: a hook
+// that read the database now would tell it all again.
+func (f *fixture) forget(t *testing.T, session string) {
+	t.Helper()
+	err := UpdateState(context.Background(), f.stateDir, session, f.dashRoot, func(st *State) { st.Told, st.Blocked = nil, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// While nothing is written, a prompt or a Stop that had nothing new to say
+// stays silent without reading the database; the first write makes it read
+// again.
+func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "the radio build is green", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
+	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
+		t.Fatalf("unchanged state told again:\n%s", out)
+	}
+
+	f.forget(t, "s1")
+	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
+		t.Fatalf("the database was read again although nothing was written since:\n%s", out)
+	}
+	// The same record without its quiet marks: the hook reads and tells.
+	err := UpdateState(ctx, f.stateDir, "s1", f.dashRoot, func(st *State) { st.PromptQuiet, st.StopQuiet = "", "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
+	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+
+	f.forget(t, "s1")
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "one more thing", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "one more thing")
+	mustContain(t, f.run(t, Stop, "s1"), "one more thing")
+	// SessionStart always reads, and makes Stop look again.
+	f.forget(t, "s1")
+	mustContain(t, f.run(t, SessionStart, "s1"), "one more thing")
+	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+}

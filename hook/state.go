@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // State is what the hook already told one session about one party, so that
@@ -27,6 +28,45 @@ type State struct {
 	// Blocked holds the keys of what a Stop block or a wake already
 	// reported.
 	Blocked []string `json:"blocked"`
+	// PromptQuiet and StopQuiet are the database's fingerprint
+	// (store.Fingerprint) when UserPromptSubmit, or Stop, last had nothing
+	// left to say: while it is unchanged they stay silent without opening
+	// the database, which is most of a hook run.
+	PromptQuiet string `json:"prompt_quiet,omitempty"`
+	StopQuiet   string `json:"stop_quiet,omitempty"`
+}
+
+// quietAt is the fingerprint at which event has nothing new to say, or "".
+func (st *State) quietAt(event string) string {
+	switch event {
+	case UserPromptSubmit:
+		return st.PromptQuiet
+	case Stop:
+		return st.StopQuiet
+	}
+	return ""
+}
+
+// noteQuiet records, after Respond answered event on the state p at
+// fingerprint fp, whether that event has anything left to say while fp
+// holds: a prompt has when the output cap kept lines back; SessionStart
+// starts the Stop record afresh.
+func (st *State) noteQuiet(event, fp string, p store.Pending) {
+	if st == nil {
+		return
+	}
+	switch event {
+	case SessionStart, UserPromptSubmit:
+		st.PromptQuiet = ""
+		if len(missing(newReport(p).keys(), newSet(st.Told))) == 0 {
+			st.PromptQuiet = fp
+		}
+		if event == SessionStart {
+			st.StopQuiet = ""
+		}
+	case Stop:
+		st.StopQuiet = fp
+	}
 }
 
 // StateDir is where the hook keeps its per-session files:

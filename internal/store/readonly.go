@@ -142,6 +142,21 @@ type fileStamp struct {
 	ino          uint64
 }
 
+// changed is the file's last change: the later of its modification and
+// change times.
+func (a fileStamp) changed() time.Time {
+	if a.ctime.After(a.mtime) {
+		return a.ctime
+	}
+	return a.mtime
+}
+
+// settled reports whether the file's last change is settle or more before
+// now, so that a later write cannot leave its times unchanged.
+func settled(st fileStamp, now time.Time) bool {
+	return now.Sub(st.changed()) >= settle
+}
+
 func (a fileStamp) same(b fileStamp) bool {
 	return a.size == b.size && a.ino == b.ino && a.mtime.Equal(b.mtime) && a.ctime.Equal(b.ctime)
 }
@@ -159,17 +174,14 @@ func quietStamp(ctx context.Context, path string) (fileStamp, error) {
 		if err != nil {
 			return st, err
 		}
-		age := time.Since(st.mtime)
-		if st.ctime.After(st.mtime) {
-			age = time.Since(st.ctime)
-		}
-		if age >= settle {
+		now := time.Now()
+		if settled(st, now) {
 			return st, nil
 		}
 		select {
 		case <-ctx.Done():
 			return st, ctx.Err()
-		case <-time.After(settle - age):
+		case <-time.After(settle - now.Sub(st.changed())):
 		}
 	}
 }

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Fingerprint names the committed state of the database at path without
+// opening SQLite: it changes whenever a committed write becomes visible, so
+// a caller that saw the same fingerprint before knows nothing was written
+// since. ok is false when it cannot tell (no file, a -wal without a
+// readable, initialised WAL-index); the caller must then read the database.
+//
+// It reads what SQLite itself uses to notice writes by other connections
+// (https://sqlite.org/walformat.html, https://sqlite.org/fileformat.html):
+//   - with a -wal, the WAL-index header at the start of the -shm file: its
+//     change counter, last commit frame and salts move with every commit, and
+//     SQLite writes it twice so that a torn read shows as two unequal copies;
+//     the -wal's size and times are added for a writer that died between
+//     appending its commit and publishing it;
+//   - without one (every connection has closed, and the last one folded the
+//     log into the file), the file's modification and change times, which
+//     that checkpoint moved — trusted only once they are older than a clock
+//     tick of the file system, so that a later write cannot share them —
+//     and the header's change counter, which commits outside WAL mode bump.
+//
+// The hook uses it to skip opening SQLite — most of its run time — when
+// nothing was written since it last told the session everything.
+func Fingerprint(path string) (fp string, ok bool) {
+	db, err := stampOf(path)
+	if err != nil {
+		return "", false
+	}
+	head, err := readPrefix(path, 100)
+	if err != nil || !bytes.Equal(head[:16], []byte("SQLite format 3\x00")) {
+		return "", false
+	}
+	fp = fmt.Sprintf("%s|db %d %d %x %x", path, db.ino, db.size, head[24:32], head[92:100])
+	wal, err := stampOf(path + "-wal")
+	if err != nil {
+		if !settled(db, time.Now()) {
+			return "", false
+		}
+		return fmt.Sprintf("%s|no-wal %d %d", fp, db.mtime.UnixNano(), db.ctime.UnixNano()), true
+	}
+	shm, err := readPrefix(path+"-shm", 96)
+	if err != nil || !bytes.Equal(shm[:48], shm[48:96]) || shm[12] != 1 {
+		return "", false // not initialised, or caught mid-write: read the database
+	}
+	return fmt.Sprintf("%s|wal %d %d %d %d|shm %s", fp, wal.ino, wal.size, wal.mtime.UnixNano(), wal.ctime.UnixNano(), hex.EncodeToString(shm[:48])), true
+}
+
+// readPrefix reads the first n bytes of a file.
+func readPrefix(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func fingerprint(t *testing.T, path string) string {
+	t.Helper()
+	fp, ok := Fingerprint(path)
+	if !ok {
+		t.Fatalf("no fingerprint for %s", path)
+	}
+	return fp
+}
+
+// Every committed write shows as a new fingerprint — also the first write
+// after a checkpoint, which restarts the -wal from its start at the same
+// size; reads, including the hook's read-only handle, leave it as it was.
+func TestFingerprintMovesWithEveryCommitOnly(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	seen := map[string]int{}
+	seen[fingerprint(t, db.Path())] = -1
+	for i := range 200 {
+		must(t)(db.Say(ctx, gw, SayArgs{Text: fmt.Sprintf("message %d", i), Channel: "gw--dash"}))
+		fp := fingerprint(t, db.Path())
+		if j, dup := seen[fp]; dup {
+			t.Fatalf("after say %d the fingerprint is the one after say %d: a write would go unnoticed", i, j)
+		}
+		seen[fp] = i
+		if i%20 == 19 {
+			if _, err := db.sql.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%50 == 0 {
+			must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Peek: true}))
+			r, err := OpenReadOnly(ctx, db.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(t)(r.Pending(ctx, dash.Workspace, 3))
+			r.Close()
+			if again := fingerprint(t, db.Path()); again != fp {
+				t.Fatalf("a peek and a read-only look changed the fingerprint:\n%s\n%s", fp, again)
+			}
+		}
+	}
+}
+
+// With every connection closed SQLite folds the -wal into the file and
+// removes it. A write by another process that opened, wrote and closed in
+// between shows although the file's size and header stay the same; a
+// fingerprint is given only once the file's times have settled.
+func TestFingerprintWithoutWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.db")
+	ctx := context.Background()
+	writeAndClose := func(text string) {
+		db, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if text == "" {
+			must(t)(db.Register(ctx, gw))
+			must(t)(db.Register(ctx, dash))
+			must(t)(db.ChannelNew(ctx, gw, "gw--dash", "", []string{"node-dash"}))
+			return
+		}
+		must(t)(db.Say(ctx, gw, SayArgs{Text: text, Channel: "gw--dash"}))
+	}
+	settledFingerprint := func() string {
+		t.Helper()
+		time.Sleep(settle)
+		return fingerprint(t, path)
+	}
+	writeAndClose("")
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		t.Skip("the -wal outlived the last connection; nothing to show here")
+	}
+	before := settledFingerprint()
+	if again := fingerprint(t, path); again != before {
+		t.Fatalf("unstable without a -wal:\n%s\n%s", before, again)
+	}
+	r, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(r.Pending(ctx, dash.Workspace, 3))
+	r.Close()
+	if again := fingerprint(t, path); again != before {
+		t.Fatalf("an immutable read changed the fingerprint:\n%s\n%s", before, again)
+	}
+	info, _ := os.Stat(path)
+	writeAndClose("a")
+	if after, _ := os.Stat(path); after.Size() != info.Size() {
+		t.Logf("the file grew from %d to %d bytes", info.Size(), after.Size())
+	}
+	if settledFingerprint() == before {
+		t.Fatal("a write by a connection that has since closed left the fingerprint unchanged")
+	}
+}
+
+// A file changed less than a clock tick ago could change again without its
+// times moving: no fingerprint for it yet.
+func TestSettled(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		mtime, ctime time.Time
+		want         bool
+	}{
+		{now.Add(-time.Minute), now.Add(-time.Minute), true},
+		{now.Add(-time.Millisecond), now.Add(-time.Minute), false},
+		{now.Add(-time.Minute), now.Add(-time.Millisecond), false}, // times restored after a write
+		{now.Add(-settle), now.Add(-settle), true},
+	} {
+		if got := settled(fileStamp{mtime: c.mtime, ctime: c.ctime}, now); got != c.want {
+			t.Errorf("mtime %v ago, ctime %v ago: settled = %v", now.Sub(c.mtime), now.Sub(c.ctime), got)
+		}
+	}
+}
+
+// No answer is better than a wrong one: anything the fingerprint cannot
+// vouch for sends the caller to the database.
+func TestFingerprintRefusesWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	if _, ok := Fingerprint(filepath.Join(dir, "missing.db")); ok {
+		t.Error("a missing file has a fingerprint")
+	}
+	notDB := filepath.Join(dir, "notes.db")
+	os.WriteFile(notDB, []byte("not a database, but long enough to have a header of a hundred bytes........................................"), 0o600)
+	if _, ok := Fingerprint(notDB); ok {
+		t.Error("a file that is not SQLite has a fingerprint")
+	}
+	db := world(t)
+	shm := db.Path() + "-shm"
+	data, err := os.ReadFile(shm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := append([]byte{}, data...)
+	torn[48+16] ^= 0xff // the second copy of mxFrame
+	if err := os.WriteFile(shm, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Fingerprint(db.Path()); ok {
+		t.Error("a WAL-index header caught mid-write (its two copies differ) gave a fingerprint")
+	}
+	os.WriteFile(shm, data, 0o600)
+}

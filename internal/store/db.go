@@ -45,6 +45,8 @@ type DB struct {
 	// SQLite's busy handler: forty pollers on two cores starve the one
 	// transaction that holds the lock until callers see ErrBusy.
 	writer chan struct{}
+	// queue does the same for the writers of every process on the machine.
+	queue *writerQueue
 	// OnCommit, if set, is told the newest row of every committed call
 	// that changed something. It runs in the background, after the call
 	// has returned, in commit order; when calls commit faster than it
@@ -73,7 +75,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1)}
+	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1), queue: newWriterQueue(path)}
 	if err := d.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -91,6 +93,7 @@ func (d *DB) Close() error {
 	d.waitBackup()
 	d.notify.wait()
 	d.stmts.close()
+	d.queue.close()
 	return d.sql.Close()
 }
 
@@ -225,6 +228,11 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 			return nil, err
 		}
 		defer func() { <-d.writer }()
+		release, err := d.queue.acquire(ctx, deadline)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	for {
 		changed, err := d.once(ctx, immediate, fn)

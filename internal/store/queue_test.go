@@ -1,0 +1,101 @@
+//go:build unix
+
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Two handles on one database stand for two processes: each has its own
+// lock file handle, as separate processes would.
+func queues(t *testing.T, n int) []*writerQueue {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "chat.db")
+	var qs []*writerQueue
+	for range n {
+		q := newWriterQueue(path)
+		t.Cleanup(q.close)
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+func mustAcquire(t *testing.T, q *writerQueue) func() {
+	t.Helper()
+	release, err := q.acquire(context.Background(), time.Now().Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release
+}
+
+func mustWait(t *testing.T, q *writerQueue, why string) {
+	t.Helper()
+	if _, err := q.acquire(context.Background(), time.Now().Add(50*time.Millisecond)); !errors.Is(err, ErrBusy) {
+		t.Fatalf("%s: got %v, want ErrBusy", why, err)
+	}
+}
+
+// A writer queued behind another is let in by the release itself.
+func TestWriterQueueHandsOverOnRelease(t *testing.T) {
+	qs := queues(t, 2)
+	release := mustAcquire(t, qs[0])
+	mustWait(t, qs[1], "while the first writer holds the queue")
+	got := make(chan error)
+	go func() {
+		release, err := qs[1].acquire(context.Background(), time.Now().Add(10*time.Second))
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	select {
+	case <-got:
+		t.Fatal("the second writer got in while the first held the queue")
+	case <-time.After(20 * time.Millisecond):
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Fatalf("the queued writer, after the release: %v", err)
+	}
+}
+
+// A wait that timed out leaves a flock behind that the kernel grants later;
+// the handle that waited must not let its process share that grant.
+func TestWriterQueueAbandonedWaitKeepsItExclusive(t *testing.T) {
+	qs := queues(t, 3)
+	first := mustAcquire(t, qs[0])
+	mustWait(t, qs[1], "behind the first writer") // abandons a blocked flock
+	first()
+	third := mustAcquire(t, qs[2])
+	mustWait(t, qs[1], "the process whose wait was abandoned, while the third writer holds the queue")
+	mustWait(t, qs[0], "the first writer again, while the third holds the queue")
+	third()
+	mustAcquire(t, qs[1])()
+}
+
+func TestWriterQueueCancelled(t *testing.T) {
+	qs := queues(t, 2)
+	defer mustAcquire(t, qs[0])()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := qs[1].acquire(ctx, time.Now().Add(10*time.Second)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+}
+
+// Where the lock file cannot be made, writers go on without the queue.
+func TestWriterQueueOffWithoutItsFile(t *testing.T) {
+	q := newWriterQueue(filepath.Join(t.TempDir(), "missing-folder", "chat.db"))
+	for range 2 {
+		release, err := q.acquire(context.Background(), time.Now().Add(time.Second))
+		if err != nil || release == nil {
+			t.Fatalf("got %v, want to go on without a queue", err)
+		}
+		release()
+	}
+}

@@ -121,8 +121,10 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // BenchmarkHookProcess: the hook's whole-process time with 10,000 and
 // with 100,000 unread messages. SessionStart prints the full picture;
-// UserPromptSubmit in a session already told is the every-prompt case
-// (silent); Stop blocks (a fresh session each time).
+// UserPromptSubmit in a session already told, with nothing written since,
+// is the every-prompt case (silent, without opening SQLite); "after a
+// write" is a prompt after a peer's message, which the hook must read and
+// tell; Stop blocks (a fresh session each time).
 func BenchmarkHookProcess(b *testing.B) {
 	for _, unread := range []int{10_000, 100_000} {
 		w := newHookBenchWorld(b, unread)
@@ -131,33 +133,48 @@ func BenchmarkHookProcess(b *testing.B) {
 			b.Fatalf("unexpected answer with %d unread: %s", unread, out)
 		}
 		b.Run(fmt.Sprintf("floor/unread=%d", unread), func(b *testing.B) {
-			// The process alone: start, flags, exit (no database).
+			// The process alone: start, flags, exit (no database), through
+			// the same pipes as the events below.
 			var lat []time.Duration
 			for b.Loop() {
-				cmd := exec.Command(hookBin, "--version")
-				start := time.Now()
-				if err := cmd.Run(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(start))
+				d, _ := w.hook(b, "SessionStart", "floor", "--version")
+				lat = append(lat, d)
 			}
 			reportPercentiles(b, lat)
 		})
+		writer, err := store.Open(context.Background(), w.db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer writer.Close()
+		peerWrites := func(i int) {
+			if _, err := writer.Say(context.Background(), w.gwIdent, store.SayArgs{Text: fmt.Sprintf("news %d", i), Channel: "gw--dash"}); err != nil {
+				b.Fatal(err)
+			}
+		}
 		cases := []struct {
-			event   string
-			session func(i int) string
+			name, event string
+			session     func(i int) string
+			before      func(i int) // untimed
+			mustSay     bool
 		}{
-			{"SessionStart", func(int) string { return "start" }},
-			{"UserPromptSubmit", func(int) string { return "warm" }},
-			{"Stop", func(i int) string { return fmt.Sprintf("stop-%d", i) }},
+			{"SessionStart", "SessionStart", func(int) string { return "start" }, nil, true},
+			{"UserPromptSubmit", "UserPromptSubmit", func(int) string { return "warm" }, nil, false},
+			{"UserPromptSubmit-after-a-write", "UserPromptSubmit", func(int) string { return "warm" }, peerWrites, true},
+			{"Stop", "Stop", func(i int) string { return fmt.Sprintf("stop-%d", i) }, nil, true},
 		}
 		for _, c := range cases {
-			b.Run(fmt.Sprintf("%s/unread=%d", c.event, unread), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/unread=%d", c.name, unread), func(b *testing.B) {
 				var lat []time.Duration
 				i, silent := 0, 0
 				for b.Loop() {
+					if c.before != nil {
+						b.StopTimer()
+						c.before(i)
+						b.StartTimer()
+					}
 					d, out := w.hook(b, c.event, c.session(i))
-					if c.event != "UserPromptSubmit" && len(out) == 0 {
+					if c.mustSay && len(out) == 0 {
 						silent++ // gave up at its deadline: the machine is overloaded
 					}
 					lat = append(lat, d)

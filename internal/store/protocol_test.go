@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -538,6 +539,38 @@ func TestLeaveKeepsObligations(t *testing.T) {
 	}
 	_, err := db.Reply(ctx, dash, "gw--dash:q", "text", "")
 	refused(t, err, "join it with chat_channel_join")
+}
+
+// A seated party sees every live item of the channel; once it leaves, it
+// sees only those it consumes.
+func TestLeavingDropsItemsYouDoNotConsume(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.ChannelJoin(ctx, fw, "gw--dash"))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "for dash", Body: "b", Consumers: []string{"node-dash"}}))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "for all", Body: "b"}))
+	seen := func() []string {
+		in, err := db.Inbox(ctx, fw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []string
+		for _, w := range in.WaitingOnMe {
+			items = append(items, w.Item)
+		}
+		for _, w := range in.WaitingOnPeer {
+			items = append(items, w.Item)
+		}
+		slices.Sort(items)
+		return items
+	}
+	if got := seen(); !slices.Equal(got, []string{"for-all", "for-dash"}) {
+		t.Fatalf("seated: fw-core sees %v", got)
+	}
+	must(t)(db.ChannelLeave(ctx, fw, "gw--dash"))
+	if got := seen(); !slices.Equal(got, []string{"for-all"}) {
+		t.Fatalf("after leaving: fw-core sees %v, want only the item it consumes", got)
+	}
 }
 
 func TestSameBasenameGetsSuffixAndKeepsName(t *testing.T) {

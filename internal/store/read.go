@@ -323,10 +323,16 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 // item_consumers is a probe per live item, never a list of every item p
 // ever consumed, so the cost does not grow with the archive.
 func (t *tx) liveItemsOf(p party) ([]Message, error) {
+	// Driven from the party's seats, so only the live items of its own
+	// channels are read. A consumer is always seated when the item is
+	// raised and leaving keeps the seat's row (left_at set), so the items
+	// of channels it left are found through those rows.
 	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status
-		FROM messages m JOIN channels c ON c.id = m.channel_id JOIN parties a ON a.id = m.author_id
-		WHERE m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
-			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?1 AND left_at IS NULL)
+		FROM channel_parties cp
+		JOIN messages m ON m.channel_id = cp.channel_id
+		JOIN channels c ON c.id = m.channel_id JOIN parties a ON a.id = m.author_id
+		WHERE cp.party_id = ?1 AND m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
+			cp.left_at IS NULL
 			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?1))`, p.id)
 	if err != nil {
 		return nil, err

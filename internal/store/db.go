@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := createOwnerOnly(path); err != nil {
 		return nil, err
 	}
-	db, err := driver.Open(dsn(path, false), stablePlans)
+	db, err := driver.Open(dsn(path, false), setUpConn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -235,7 +236,7 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 		defer release()
 	}
 	for {
-		changed, err := d.once(ctx, immediate, fn)
+		changed, err := d.once(ctx, immediate, deadline, fn)
 		if err == nil {
 			return changed, nil
 		}
@@ -249,6 +250,50 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 			return nil, err
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// setUpConn prepares every new read-write connection: stable query plans,
+// and SQLite's lock waits bounded by the call's deadline.
+func setUpConn(c *sqlite3.Conn) error {
+	if err := stablePlans(c); err != nil {
+		return err
+	}
+	return c.BusyHandler(waitForLock())
+}
+
+type lockDeadlineKey struct{}
+
+// withLockDeadline tells the connection's busy handler when the call stops
+// waiting for SQLite's lock. It is a value, not a cancellation: a
+// transaction that got the lock in time finishes however long it takes.
+func withLockDeadline(ctx context.Context, deadline time.Time) context.Context {
+	return context.WithValue(ctx, lockDeadlineKey{}, deadline)
+}
+
+// waitForLock is a connection's busy handler. A call has one deadline for
+// all its waiting — its turn in this process, the writers' queue, SQLite's
+// lock — so a call that queued 4 s in the process waits at most 1 s more
+// here; SQLite's own busy_timeout would start 5 s afresh. Without a
+// deadline in the context it allows BusyTimeout from the first retry.
+func waitForLock() func(ctx context.Context, count int) bool {
+	var first time.Time // the handler belongs to one connection, used by one call at a time
+	return func(ctx context.Context, count int) bool {
+		now := time.Now()
+		if count == 0 {
+			first = now
+		}
+		deadline, ok := ctx.Value(lockDeadlineKey{}).(time.Time)
+		if !ok {
+			deadline = first.Add(BusyTimeout)
+		}
+		if !now.Before(deadline) {
+			return false
+		}
+		// Retry about every millisecond, spread so that waiters do not
+		// retry in step.
+		time.Sleep(min(time.Until(deadline), time.Duration(500+rand.IntN(1000))*time.Microsecond))
+		return true
 	}
 }
 
@@ -266,7 +311,8 @@ func (d *DB) lockWriter(ctx context.Context, deadline time.Time) error {
 	}
 }
 
-func (d *DB) once(ctx context.Context, immediate bool, fn func(*tx) error) (*Change, error) {
+func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) (*Change, error) {
+	ctx = withLockDeadline(ctx, deadline)
 	opts := &sql.TxOptions{}
 	if immediate {
 		opts.Isolation = sql.LevelSerializable // the driver's BEGIN IMMEDIATE

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -97,5 +98,56 @@ func TestWriterQueueOffWithoutItsFile(t *testing.T) {
 			t.Fatalf("got %v, want to go on without a queue", err)
 		}
 		release()
+	}
+}
+
+// holdWriteLock takes SQLite's write lock on path from a connection of its
+// own, as another program would (it does not queue), until release.
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	conn, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetMaxOpenConns(1)
+	tx, err := conn.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelSerializable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE parties SET last_seen = last_seen`); err != nil {
+		t.Fatal(err)
+	}
+	return func() { tx.Rollback(); conn.Close() }
+}
+
+// A call has one deadline for all its waiting: one that spent its budget
+// elsewhere does not get a fresh BusyTimeout from SQLite's lock.
+func TestLockWaitEndsAtTheCallsDeadline(t *testing.T) {
+	db := world(t)
+	defer holdWriteLock(t, db.Path())()
+	start := time.Now()
+	err := db.run(context.Background(), true, start.Add(100*time.Millisecond), func(t *tx) error {
+		_, err := t.exec(`UPDATE parties SET last_seen = last_seen`)
+		return err
+	})
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
+	}
+	if waited := time.Since(start); waited >= BusyTimeout {
+		t.Fatalf("waited %v: SQLite's lock was given a budget of its own", waited)
+	}
+}
+
+func TestWaitForLock(t *testing.T) {
+	wait := waitForLock()
+	past := withLockDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+	if wait(past, 0) {
+		t.Error("retried past the call's deadline")
+	}
+	if !wait(withLockDeadline(context.Background(), time.Now().Add(time.Minute)), 3) {
+		t.Error("gave up before the call's deadline")
+	}
+	if !wait(context.Background(), 0) {
+		t.Error("without a deadline, the first wait must retry (BusyTimeout from now)")
 	}
 }

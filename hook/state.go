@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -121,8 +122,9 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	}
 	defer unlockFile(f)
 	var st State
-	if data, err := io.ReadAll(f); err == nil && len(data) > 0 {
-		if json.Unmarshal(data, &st) != nil || st.SessionID != session || st.Workspace != workspace {
+	before, err := io.ReadAll(f)
+	if err == nil && len(before) > 0 {
+		if json.Unmarshal(before, &st) != nil || st.SessionID != session || st.Workspace != workspace {
 			st = State{} // a torn or foreign file: start afresh
 		}
 	}
@@ -131,6 +133,9 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	data, err := json.Marshal(st)
 	if err != nil {
 		return err
+	}
+	if bytes.Equal(data, before) {
+		return nil // unchanged: most prompts; spare the file system a rewrite
 	}
 	if err := f.Truncate(0); err != nil {
 		return fmt.Errorf("save the hook state: %w", err)

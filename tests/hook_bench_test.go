@@ -94,19 +94,41 @@ func (w *hookBenchWorld) seed(b *testing.B, n int) {
 	}
 }
 
+// hook runs the hook binary once and times the process from start to exit.
+// The payload comes from a file and the answer goes to one, so the timing
+// holds no pipe-copying goroutines of this (large, busy) test process.
 func (w *hookBenchWorld) hook(b *testing.B, event, session string, args ...string) (time.Duration, []byte) {
 	payload, _ := json.Marshal(hookPayload(session, event, w.dash))
+	dir := b.TempDir()
+	in, out := filepath.Join(dir, "payload.json"), filepath.Join(dir, "answer")
+	if err := os.WriteFile(in, payload, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	stdin, err := os.Open(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := os.Create(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stdout.Close()
 	cmd := exec.Command(hookBin, append([]string{"--event", event}, args...)...)
 	cmd.Dir = w.dash
 	cmd.Env = append(append([]string{}, w.env...), "CLAUDE_PROJECT_DIR="+w.dash)
-	cmd.Stdin = bytes.NewReader(payload)
+	cmd.Stdin, cmd.Stdout = stdin, stdout
 	start := time.Now()
-	out, err := cmd.Output()
+	err = cmd.Run()
 	d := time.Since(start)
 	if err != nil {
 		b.Fatalf("hook %s: %v", event, err)
 	}
-	return d, out
+	answer, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d, answer
 }
 
 func reportPercentiles(b *testing.B, lat []time.Duration) {

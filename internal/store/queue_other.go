@@ -7,6 +7,9 @@ import (
 	"os"
 )
 
+// errQueueOff is what flock gives here: the queue turns itself off.
+var errQueueOff = errors.New("no writer queue on this system")
+
 // errLocked is never returned here: without flock the queue turns itself
 // off and SQLite's busy handler does all the waiting.
 var errLocked = errors.New("locked")

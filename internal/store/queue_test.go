@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -65,8 +66,9 @@ func TestWriterQueueHandsOverOnRelease(t *testing.T) {
 	}
 }
 
-// A wait that timed out leaves a flock behind that the kernel grants later;
-// the handle that waited must not let its process share that grant.
+// A wait that timed out leaves its flock in flight; the kernel grants it
+// later, and with nobody waiting the process must let it go at once — and
+// never let its next writer in beside another process's.
 func TestWriterQueueAbandonedWaitKeepsItExclusive(t *testing.T) {
 	qs := queues(t, 3)
 	first := mustAcquire(t, qs[0])
@@ -77,6 +79,37 @@ func TestWriterQueueAbandonedWaitKeepsItExclusive(t *testing.T) {
 	mustWait(t, qs[0], "the first writer again, while the third holds the queue")
 	third()
 	mustAcquire(t, qs[1])()
+}
+
+// Timed-out waits share one flock in flight: a stuck holder does not make
+// a waiting process pile up blocked threads and file handles.
+func TestWriterQueueKeepsOneWaitInFlight(t *testing.T) {
+	qs := queues(t, 2)
+	release := mustAcquire(t, qs[0])
+	before := runtime.NumGoroutine()
+	for range 30 {
+		if _, err := qs[1].acquire(context.Background(), time.Now().Add(2*time.Millisecond)); !errors.Is(err, ErrBusy) {
+			t.Fatalf("got %v, want ErrBusy", err)
+		}
+	}
+	if grew := runtime.NumGoroutine() - before; grew > 1 {
+		t.Fatalf("30 timed-out waits left %d goroutines blocked in flock, want at most 1", grew)
+	}
+	release()
+	mustAcquire(t, qs[1])()
+}
+
+// A deadline already passed gives up at once, with nothing left in flight.
+func TestWriterQueuePastDeadline(t *testing.T) {
+	qs := queues(t, 2)
+	defer mustAcquire(t, qs[0])()
+	before := runtime.NumGoroutine()
+	if _, err := qs[1].acquire(context.Background(), time.Now().Add(-time.Second)); !errors.Is(err, ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
+	}
+	if runtime.NumGoroutine() != before {
+		t.Fatal("a wait past its deadline left a flock in flight")
+	}
 }
 
 func TestWriterQueueCancelled(t *testing.T) {

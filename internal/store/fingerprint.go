@@ -20,8 +20,9 @@ import (
 //   - with a -wal, the WAL-index header at the start of the -shm file: its
 //     change counter, last commit frame and salts move with every commit, and
 //     SQLite writes it twice so that a torn read shows as two unequal copies;
-//     the -wal's size and times are added for a writer that died between
-//     appending its commit and publishing it;
+//     the -wal's and the file's stat are added, for a writer that died
+//     between appending its commit and publishing it and for a WAL started
+//     afresh, and are trusted only once settled (see settled);
 //   - without one (every connection has closed, and the last one folded the
 //     log into the file), the file's modification and change times, which
 //     that checkpoint moved — trusted only once they are older than a clock
@@ -51,7 +52,16 @@ func Fingerprint(path string) (fp string, ok bool) {
 	if err != nil || !bytes.Equal(shm[:48], shm[48:96]) || shm[12] != 1 {
 		return "", false // not initialised, or caught mid-write: read the database
 	}
-	return fmt.Sprintf("%s|wal %d %d %d %d|shm %s", fp, wal.ino, wal.size, wal.mtime.UnixNano(), wal.ctime.UnixNano(), hex.EncodeToString(shm[:48])), true
+	// A fresh, empty WAL has the same header every time, and its file can
+	// come back with the same inode: after "commit, last connection closes
+	// (checkpoint, -wal deleted), another opens" only the -wal's and the
+	// file's times differ from before, so both must have settled.
+	now := time.Now()
+	if !settled(wal, now) || !settled(db, now) {
+		return "", false
+	}
+	return fmt.Sprintf("%s|times %d %d|wal %d %d %d %d|shm %s", fp, db.mtime.UnixNano(), db.ctime.UnixNano(),
+		wal.ino, wal.size, wal.mtime.UnixNano(), wal.ctime.UnixNano(), hex.EncodeToString(shm[:48])), true
 }
 
 // readPrefix reads the first n bytes of a file.

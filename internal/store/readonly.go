@@ -151,10 +151,19 @@ func (a fileStamp) changed() time.Time {
 	return a.mtime
 }
 
-// settled reports whether the file's last change is settle or more before
-// now, so that a later write cannot leave its times unchanged.
+// settled reports whether the file's last change is far enough before now
+// that a later write cannot leave its times unchanged: settle, or
+// coarseSettle on a file system that keeps whole seconds (both times
+// without nanoseconds).
 func settled(st fileStamp, now time.Time) bool {
-	return now.Sub(st.changed()) >= settle
+	return now.Sub(st.changed()) >= settleFor(st)
+}
+
+func settleFor(st fileStamp) time.Duration {
+	if st.mtime.Nanosecond() == 0 && st.ctime.Nanosecond() == 0 {
+		return coarseSettle
+	}
+	return settle
 }
 
 func (a fileStamp) same(b fileStamp) bool {
@@ -165,6 +174,10 @@ func (a fileStamp) same(b fileStamp) bool {
 // file times tick in kernel jiffies (up to 10 ms), so a write in the same
 // tick as the previous one could leave the time unchanged.
 const settle = 30 * time.Millisecond
+
+// coarseSettle is settle for file systems whose times tick in seconds
+// (FAT, HFS+, ext4 with small inodes, some network file systems).
+const coarseSettle = 2 * time.Second
 
 // quietStamp stamps the file once its last write is older than settle, so
 // that any later write shows in the stamp.
@@ -181,7 +194,7 @@ func quietStamp(ctx context.Context, path string) (fileStamp, error) {
 		select {
 		case <-ctx.Done():
 			return st, ctx.Err()
-		case <-time.After(settle - now.Sub(st.changed())):
+		case <-time.After(settleFor(st) - now.Sub(st.changed())):
 		}
 	}
 }

@@ -34,6 +34,10 @@ type Options struct {
 // prints nothing, so a slow or locked database never delays a session.
 const Deadline = 900 * time.Millisecond
 
+// deliveryGrace is how long, past Deadline, an answer already computed may
+// take to reach the output; Deadline plus it stays under a second.
+const deliveryGrace = 50 * time.Millisecond
+
 // Exit codes. A hook always exits 0, except a --wait that saw a peer
 // waiting: 2 makes Claude Code show its stderr to the model and wake it.
 const (
@@ -55,6 +59,14 @@ func Run(ctx context.Context, o Options) int {
 	case out := <-done:
 		io.WriteString(o.Stdout, out)
 	case <-ctx.Done():
+		// An answer whose session record was saved just before the
+		// deadline is on its way: print it rather than leave the record
+		// saying the session was told what it never saw.
+		select {
+		case out := <-done:
+			io.WriteString(o.Stdout, out)
+		case <-time.After(deliveryGrace):
+		}
 	}
 	return ExitOK
 }
@@ -113,6 +125,9 @@ func answer(ctx context.Context, o Options) string {
 		return ""
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return "" // too late: Run prints nothing
+		}
 		// No record to consult: say it all, as without a session id.
 		p, err := readPending(ctx, paths.DB, party.Root)
 		if err != nil {

@@ -304,6 +304,10 @@ func (f *fixture) forget(t *testing.T, session string) {
 	}
 }
 
+// settle waits until the database files' last change is older than the
+// store's settle time (30 ms on file systems with fine times).
+func settle() { time.Sleep(100 * time.Millisecond) }
+
 // While nothing is written, a prompt or a Stop that had nothing new to say
 // stays silent without reading the database; the first write makes it read
 // again.
@@ -315,6 +319,7 @@ func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
 	}
 	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+	settle() // a fingerprint is given only once the files' times have settled
 	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
 		t.Fatalf("unchanged state told again:\n%s", out)
 	}
@@ -341,4 +346,25 @@ func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
 	f.forget(t, "s1")
 	mustContain(t, f.run(t, SessionStart, "s1"), "one more thing")
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+}
+
+// Past the deadline Run prints nothing, so the record must not say the
+// session was told.
+func TestStateNotSavedPastTheDeadline(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	if err := UpdateState(ctx, dir, "s1", "/srv/node-dash", func(st *State) { st.Told = []string{"m/a/1"} }); err != nil {
+		t.Fatal(err)
+	}
+	late, cancel := context.WithCancel(ctx)
+	cancel()
+	err := UpdateState(late, dir, "s1", "/srv/node-dash", func(st *State) { st.Told = append(st.Told, "m/a/2"); st.PromptQuiet = "fp" })
+	if err == nil {
+		t.Fatal("a record changed past the deadline was saved")
+	}
+	UpdateState(ctx, dir, "s1", "/srv/node-dash", func(st *State) {
+		if len(st.Told) != 1 || st.PromptQuiet != "" {
+			t.Fatalf("the record holds %+v, want only what was saved in time", st)
+		}
+	})
 }

@@ -137,6 +137,11 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	if bytes.Equal(data, before) {
 		return nil // unchanged: most prompts; spare the file system a rewrite
 	}
+	// Past the deadline the answer will not be printed: a record of
+	// having told it would be false.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := f.Truncate(0); err != nil {
 		return fmt.Errorf("save the hook state: %w", err)
 	}

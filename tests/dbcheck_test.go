@@ -242,7 +242,7 @@ func (k *killable) kill() {
 // killed server breaks its pipe); it reports the error text of a failed
 // call or transport.
 func tryTool(s *mcp.ClientSession, tool string, args map[string]any) (result string, errText string, transportErr error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {

@@ -21,6 +21,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// callTimeout bounds one call in these tests. It only catches hangs, so it
+// is generous: on the VMs this runs on a 60 s bound once expired on a call
+// whose server had finished it and sat idle, its only busy goroutine a
+// 49-byte write of the tick file still in the kernel — the machine
+// stalled, not the server. A real hang still fails, with the server's
+// goroutines (stuckAt).
+const callTimeout = 5 * time.Minute
+
 // Paths of the binaries built for this test run.
 var (
 	chatBin string
@@ -150,7 +158,7 @@ func (w *world) tryCall(dir, tool string, args any) (callResult, error) {
 	if err != nil {
 		return callResult{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chatBin, "call", tool, "-")
 	cmd.Dir = dir
@@ -257,7 +265,7 @@ func stuckAt(s *mcp.ClientSession) string {
 // content) decoded into into, or the error text of an isError result.
 func toolCall(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any, into any) (display string, errText string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {

@@ -101,38 +101,31 @@ func answer(ctx context.Context, o Options) string {
 	// fingerprint and the next run reads again.
 	fp, _ := store.Fingerprint(paths.DB)
 	dir := StateDir(o.Env)
+	if fp != "" && pl.SessionID != "" {
+		if st, ok := PeekState(dir, pl.SessionID, party.Root); ok && st.quietAt(event) == fp {
+			return "" // nothing was written since this event last had nothing new to say
+		}
+	}
+	p, err := readPending(ctx, paths.DB, party.Root)
+	if err != nil {
+		return ""
+	}
 	if event == SessionStart && dir != "" {
 		SweepState(dir)
 	}
 	var out string
-	var readErr error
 	err = UpdateState(ctx, dir, pl.SessionID, party.Root, func(st *State) {
 		if pl.SessionID == "" {
 			st = nil
 		}
-		if st != nil && fp != "" && st.quietAt(event) == fp {
-			return // nothing was written since this event last had nothing new to say
-		}
-		p, err := readPending(ctx, paths.DB, party.Root)
-		if err != nil {
-			readErr = err
-			return
-		}
 		out = Respond(event, pl, p, st)
 		st.noteQuiet(event, fp, p)
 	})
-	if readErr != nil {
-		return ""
-	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "" // too late: Run prints nothing
 		}
 		// No record to consult: say it all, as without a session id.
-		p, err := readPending(ctx, paths.DB, party.Root)
-		if err != nil {
-			return ""
-		}
 		return Respond(event, pl, p, nil)
 	}
 	return out

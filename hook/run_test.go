@@ -368,3 +368,25 @@ func TestStateNotSavedPastTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A folder that is no party gets no answer and leaves no session record.
+func TestNoPartyLeavesNoRecord(t *testing.T) {
+	f := newFixture(t)
+	stranger := filepath.Join(t.TempDir(), "stranger")
+	os.MkdirAll(filepath.Join(stranger, ".git"), 0o755)
+	env := f.env
+	f.env = func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return stranger
+		}
+		return env(k)
+	}
+	for _, ev := range []string{SessionStart, UserPromptSubmit, Stop} {
+		if out := f.run(t, ev, "s1"); out != "" {
+			t.Fatalf("%s in a folder that is no party said:\n%s", ev, out)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(f.stateDir, "session-*")); len(files) != 0 {
+		t.Fatalf("a folder that is no party left session records: %v", files)
+	}
+}

@@ -94,6 +94,10 @@ func sessionKey(session, workspace string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
+func statePath(dir, session, workspace string) string {
+	return filepath.Join(dir, "session-"+sessionKey(session, workspace)+".json")
+}
+
 // stateLockWait bounds how long a hook waits for another hook process of
 // the same session to finish with the state file.
 const stateLockWait = 200 * time.Millisecond
@@ -109,8 +113,7 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the hook state folder: %w", err)
 	}
-	path := filepath.Join(dir, "session-"+sessionKey(session, workspace)+".json")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(statePath(dir, session, workspace), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the hook state: %w", err)
 	}
@@ -149,6 +152,20 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 		return fmt.Errorf("save the hook state: %w", err)
 	}
 	return nil
+}
+
+// PeekState reads the session's record without locking or changing it;
+// ok is false when there is none (or it is torn, or another's). Enough to
+// see that nothing changed; a change goes through UpdateState.
+func PeekState(dir, session, workspace string) (st State, ok bool) {
+	if dir == "" || session == "" {
+		return State{}, false
+	}
+	data, err := os.ReadFile(statePath(dir, session, workspace))
+	if err != nil || json.Unmarshal(data, &st) != nil || st.SessionID != session || st.Workspace != workspace {
+		return State{}, false
+	}
+	return st, true
 }
 
 // staleAfter is when a session's files count as abandoned.

@@ -124,13 +124,8 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 		return fmt.Errorf("lock the hook state: %w", err)
 	}
 	defer unlockFile(f)
-	var st State
-	before, err := io.ReadAll(f)
-	if err == nil && len(before) > 0 {
-		if json.Unmarshal(before, &st) != nil || st.SessionID != session || st.Workspace != workspace {
-			st = State{} // a torn or foreign file: start afresh
-		}
-	}
+	before, _ := io.ReadAll(f)
+	st, _ := parseState(before, session, workspace) // none, torn or foreign: start afresh
 	st.SessionID, st.Workspace = session, workspace
 	fn(&st)
 	data, err := json.Marshal(st)
@@ -162,7 +157,15 @@ func PeekState(dir, session, workspace string) (st State, ok bool) {
 		return State{}, false
 	}
 	data, err := os.ReadFile(statePath(dir, session, workspace))
-	if err != nil || json.Unmarshal(data, &st) != nil || st.SessionID != session || st.Workspace != workspace {
+	if err != nil {
+		return State{}, false
+	}
+	return parseState(data, session, workspace)
+}
+
+// parseState decodes a record; ok is false for an empty, torn or foreign one.
+func parseState(data []byte, session, workspace string) (st State, ok bool) {
+	if json.Unmarshal(data, &st) != nil || st.SessionID != session || st.Workspace != workspace {
 		return State{}, false
 	}
 	return st, true

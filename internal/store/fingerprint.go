@@ -37,7 +37,7 @@ func Fingerprint(path string) (fp string, ok bool) {
 		return "", false
 	}
 	head, err := readPrefix(path, 100)
-	if err != nil || !bytes.Equal(head[:16], []byte("SQLite format 3\x00")) {
+	if err != nil || !isSQLite(head) {
 		return "", false
 	}
 	fp = fmt.Sprintf("%s|db %d %d %x %x", path, db.ino, db.size, head[24:32], head[92:100])

@@ -123,10 +123,15 @@ func walHeader(path string) (bool, error) {
 	}
 	defer f.Close()
 	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil || !bytes.Equal(h[:16], []byte("SQLite format 3\x00")) {
+	if _, err := io.ReadFull(f, h[:]); err != nil || !isSQLite(h[:]) {
 		return false, fmt.Errorf("%s is not an SQLite database — move it aside or point MCPP_CHAT_DB at another file", path)
 	}
 	return h[18] == 2 && h[19] == 2, nil
+}
+
+// isSQLite reports whether a file's first bytes are SQLite's header string.
+func isSQLite(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("SQLite format 3\x00"))
 }
 
 func fileExists(path string) bool {

@@ -1,9 +1,11 @@
 package tools
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -91,6 +93,41 @@ func BenchmarkMCPCall(b *testing.B) {
 				if err != nil || res.IsError {
 					b.Fatalf("%v %+v", err, res)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkStdioCall is the server's side of a call as serve runs it: the
+// guarded stdio transport over pipes, with a raw client that writes request
+// lines and reads answer lines (no client library to pay for).
+func BenchmarkStdioCall(b *testing.B) {
+	s := benchService(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go NewMCPServer(s, "bench", nil).Run(ctx, GuardedStdio(inR, outW))
+	answers := bufio.NewReaderSize(outR, 1<<20)
+	send := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	receive := func() {
+		if _, err := answers.ReadSlice('\n'); err != nil { // answers are < 1 MiB
+			b.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	receive()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, c := range benchCalls {
+		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, c.tool, c.args)
+		b.Run(c.tool, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				send(line)
+				receive()
 			}
 		})
 	}

@@ -35,6 +35,9 @@ type Change struct {
 	Channel string
 	Seq     int64
 	Author  string
+	// CommittedAt is the call's time (as Now writes it): the tick names
+	// the time of the write, not of the tick's own delayed write.
+	CommittedAt string
 }
 
 // DB is a read-write handle on the chat database.
@@ -76,7 +79,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1), queue: newWriterQueue(path)}
+	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1), queue: newWriterQueue(path),
+		notify: notifier{delay: notifyDelay}}
 	if err := d.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -188,7 +192,7 @@ func (t *tx) row(query string, args ...any) *sql.Row {
 
 // touch records the row the tick file will report after the commit.
 func (t *tx) touch(channel string, seq int64, author string) {
-	t.changed = &Change{Channel: channel, Seq: seq, Author: author}
+	t.changed = &Change{Channel: channel, Seq: seq, Author: author, CommittedAt: t.now}
 }
 
 // update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken

@@ -58,3 +58,71 @@ func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
 		}
 	}
 }
+
+// Commits within the delay reach OnCommit once, as the newest change; the
+// delivery waits for the delay, not the commit.
+func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
+	n := notifier{delay: 200 * time.Millisecond}
+	got := make(chan Change, 10)
+	deliver := func(c Change) { got <- c }
+	for seq := int64(1); seq <= 5; seq++ {
+		n.post(Change{Channel: "ops", Seq: seq}, deliver)
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("delivered %+v before the delay", c)
+	case <-time.After(50 * time.Millisecond):
+	}
+	select {
+	case c := <-got:
+		if c.Seq != 5 {
+			t.Fatalf("delivered seq %d, want only the newest (5)", c.Seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing delivered after the delay")
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("a second delivery %+v for one burst", c)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// Close does not sit out the delay: what is pending is delivered at once.
+func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
+	db := world(t)
+	db.notify.delay = time.Hour // a Close that waited would time the test out
+	var seen []Change
+	db.OnCommit = func(c Change) { seen = append(seen, c) }
+	r, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].Seq != r.Seq {
+		t.Fatalf("OnCommit saw %+v, want the say (seq %d) once", seen, r.Seq)
+	}
+}
+
+// The change carries the call's own time, so a delayed tick still says
+// when the write happened.
+func TestChangeCarriesTheCallsTime(t *testing.T) {
+	db := world(t)
+	db.notify.delay = 300 * time.Millisecond
+	got := make(chan Change, 1)
+	db.OnCommit = func(c Change) { got <- c }
+	if _, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	c := <-got
+	at, err := time.Parse(time.RFC3339Nano, c.CommittedAt)
+	if err != nil {
+		t.Fatalf("change time %q: %v", c.CommittedAt, err)
+	}
+	if at.After(returned) {
+		t.Fatalf("change time %v is after the call returned (%v): the delivery's time, not the call's", at, returned)
+	}
+}

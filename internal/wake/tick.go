@@ -17,9 +17,13 @@ import (
 )
 
 // TickLine is the line the tick file holds after change c:
-// `<iso8601> <channel> <seq> <author>\n`.
+// `<iso8601> <channel> <seq> <author>\n`, the time being the call's.
 func TickLine(c store.Change) string {
-	return fmt.Sprintf("%s %s %d %s\n", store.Now(), c.Channel, c.Seq, c.Author)
+	at := c.CommittedAt
+	if at == "" {
+		at = store.Now()
+	}
+	return fmt.Sprintf("%s %s %d %s\n", at, c.Channel, c.Seq, c.Author)
 }
 
 // WriteTick replaces the tick file at path with the line for c. It writes a

@@ -435,3 +435,13 @@ func TestPerContext(t *testing.T) {
 		t.Fatalf("%d subscriptions, want 3: an ended context must drop its own", n)
 	}
 }
+
+// A tick written after its commit still says when the write happened.
+func TestTickLineCarriesTheCommitTime(t *testing.T) {
+	t.Parallel()
+	const at = "2026-11-29T23:30:00.123456+00:00"
+	line := TickLine(store.Change{Channel: "ops", Seq: 7, Author: "node-dash", CommittedAt: at})
+	if tick, ok := ParseTick(line); !ok || tick.At != at {
+		t.Fatalf("tick %q: want the commit time %s", line, at)
+	}
+}

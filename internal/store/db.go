@@ -58,6 +58,8 @@ type DB struct {
 	// the call. Close waits for it.
 	OnCommit func(Change)
 	notify   notifier
+	// sweeps lets reads skip an archive sweep that would find nothing.
+	sweeps sweepMemo
 	// backup, if set by DailyBackup, copies the database once a day.
 	backup *dailyBackup
 	// stmts keeps the queries prepared across calls.

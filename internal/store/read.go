@@ -145,6 +145,7 @@ type ReadResult struct {
 // or since, and moves the cursor forward unless peek or archived.
 func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, error) {
 	var out ReadResult
+	sweep := d.readSweep()
 	err := d.view(ctx, func(t *tx) error {
 		p, err := t.me(me, false)
 		if err != nil {
@@ -154,7 +155,7 @@ func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, err
 		if err != nil {
 			return err
 		}
-		swept, err := t.sweep(p)
+		swept, err := sweep.run(t, p)
 		if err != nil {
 			return err
 		}
@@ -201,6 +202,9 @@ func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, err
 		out.Cursor = max(cursor, last)
 		return nil
 	})
+	if err == nil {
+		sweep.committed()
+	}
 	return out, err
 }
 
@@ -262,17 +266,21 @@ type WaitingOnPeer struct {
 // Inbox reports the caller's channels, unread counts and live items.
 func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 	var out Inbox
+	sweep := d.readSweep()
 	err := d.view(ctx, func(t *tx) error {
 		p, err := t.me(me, false)
 		if err != nil {
 			return err
 		}
-		if _, err := t.sweep(p); err != nil {
+		if _, err := sweep.run(t, p); err != nil {
 			return err
 		}
 		out, err = t.inbox(p, me.Workspace)
 		return err
 	})
+	if err == nil {
+		sweep.committed()
+	}
 	return out, err
 }
 
@@ -418,6 +426,7 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 	if about != "" {
 		run = d.update
 	}
+	sweep := d.readSweep()
 	err := run(ctx, func(t *tx) error {
 		p, err := t.me(me, about != "")
 		if err != nil {
@@ -428,7 +437,7 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 				return err
 			}
 		}
-		if _, err := t.sweep(p); err != nil {
+		if _, err := sweep.run(t, p); err != nil {
 			return err
 		}
 		if out.Inbox, err = t.inbox(p, me.Workspace); err != nil {
@@ -444,5 +453,8 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 		out.KnownParties, err = t.knownParties()
 		return err
 	})
+	if err == nil {
+		sweep.committed()
+	}
 	return out, err
 }

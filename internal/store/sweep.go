@@ -1,0 +1,51 @@
+package store
+
+import "sync/atomic"
+
+// sweepMemo lets read-type calls (read, inbox, whoami) skip the archive
+// sweep while the database is as it was when a sweep last found nothing.
+// The sweep's answer depends only on the committed state, every commit of
+// any process moves the Fingerprint, and this package's own writes that
+// can make an item sweepable (prune-ok) sweep in their own transaction, so
+// an unchanged fingerprint means the sweep would find nothing again. With
+// a few hundred done items waiting on a prune-ok the sweep is half of a
+// chat_read (docs/performance.md); the fingerprint costs a few stats.
+type sweepMemo struct {
+	clean atomic.Pointer[string] // the fingerprint at which a sweep found nothing
+	runs  atomic.Int64           // sweeps run by read-type calls (for tests)
+}
+
+// readSweep is the sweep of one read-type call.
+type readSweep struct {
+	memo  *sweepMemo
+	fp    string
+	known bool // fp names the state before the call's transaction
+	clean bool // the sweep ran and archived nothing
+}
+
+// readSweep takes the fingerprint before the transaction begins: a commit
+// that lands between the two then moves the fingerprint the next call sees.
+func (d *DB) readSweep() *readSweep {
+	fp, ok := Fingerprint(d.path)
+	return &readSweep{memo: &d.sweeps, fp: fp, known: ok}
+}
+
+// run is t.sweep unless the state is one in which a sweep found nothing.
+func (s *readSweep) run(t *tx, p party) ([]archived, error) {
+	if s.known {
+		if c := s.memo.clean.Load(); c != nil && *c == s.fp {
+			return nil, nil
+		}
+	}
+	s.memo.runs.Add(1)
+	swept, err := t.sweep(p)
+	s.clean = err == nil && len(swept) == 0
+	return swept, err
+}
+
+// committed records a sweep that found nothing, once its call committed.
+func (s *readSweep) committed() {
+	if s.known && s.clean {
+		s.memo.clean.Store(&s.fp)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	mcppchat "github.com/mcpp/mcpp-chat"
 )
 
 func TestDefaultsAreTheDocumentedFile(t *testing.T) {
@@ -13,6 +15,18 @@ func TestDefaultsAreTheDocumentedFile(t *testing.T) {
 		c.Chat.MaxBodyBytes != 65536 || c.Chat.DefaultChannel != "" || c.Storage.DBPath != "" ||
 		!c.Storage.DailyBackup || c.Storage.BackupRetainDays != 7 {
 		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+// The defaults written as Go are the documented file's: decoding the
+// embedded config.yaml over nothing gives exactly Defaults().
+func TestDefaultsAreTheEmbeddedFile(t *testing.T) {
+	var c Config
+	if err := decode(mcppchat.ConfigYAML, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c != Defaults() {
+		t.Fatalf("config.yaml says %+v, Defaults() %+v — change both together", c, Defaults())
 	}
 }
 

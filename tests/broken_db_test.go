@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/tests/sandbox"
 )
 
 // TestWriteLockHeldByAnotherProcess: another process holds the write lock
@@ -220,7 +221,7 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := cleanEnv("MCPP_CHAT_DB="+dbPath, "MCPP_CHAT_HOME="+filepath.Join(dataDir, "module"),
+	env := sandbox.Env("MCPP_CHAT_DB="+dbPath, "MCPP_CHAT_HOME="+filepath.Join(dataDir, "module"),
 		"HOME="+filepath.Join(dataDir, "home"), "XDG_DATA_HOME="+filepath.Join(dataDir, "share"))
 	w.env = env
 	// A real chat database, made by the binary, with a party in it.

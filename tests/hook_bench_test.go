@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
+	"github.com/mcpp/mcpp-chat/tests/sandbox"
 )
 
 // The hook's costs as Claude Code pays them: a whole process per event.
@@ -50,7 +51,7 @@ func newHookBenchWorld(b *testing.B, unread int) *hookBenchWorld {
 			b.Fatal(err)
 		}
 	}
-	w.env = cleanEnv("MCPP_CHAT_DB="+w.db, "MCPP_CHAT_HOME="+filepath.Join(dir, "module"), "HOME="+home,
+	w.env = sandbox.Env("MCPP_CHAT_DB="+w.db, "MCPP_CHAT_HOME="+filepath.Join(dir, "module"), "HOME="+home,
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"))
 	w.chat(b, w.dash, "chat_whoami", `{}`)
 	w.chat(b, w.gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)

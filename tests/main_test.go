@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpp/mcpp-chat/tests/sandbox"
 )
 
 // callTimeout bounds one call in these tests. It only catches hangs, so it
@@ -96,7 +98,7 @@ func newWorld(t *testing.T) *world {
 	if err := os.MkdirAll(w.home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.env = cleanEnv(
+	w.env = sandbox.Env(
 		"MCPP_CHAT_DB="+w.db,
 		"MCPP_CHAT_HOME="+filepath.Join(dir, "module"),
 		"HOME="+w.home,
@@ -105,20 +107,6 @@ func newWorld(t *testing.T) *world {
 		"XDG_CACHE_HOME="+filepath.Join(w.home, ".cache"),
 	)
 	return w
-}
-
-// cleanEnv is the test process's environment without anything that would
-// change identity or paths, plus extra.
-func cleanEnv(extra ...string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "MCPP_") || strings.HasPrefix(name, "CLAUDE_") || strings.HasPrefix(name, "XDG_") || name == "HOME" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, extra...)
 }
 
 // repo makes a git repository folder (a .git directory is enough for

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/tests/sandbox"
 )
 
 // world is the driver's scratch folder: the built binaries, the party
@@ -119,7 +119,7 @@ func (w *world) newRun(template string) (*run, error) {
 	if err := os.WriteFile(config, []byte("storage:\n  daily_backup: false\n"), 0o600); err != nil {
 		return nil, err
 	}
-	r.env = cleanEnv(
+	r.env = sandbox.Env(
 		"MCPP_CHAT_CONFIG="+config,
 		"MCPP_CHAT_DB="+r.db,
 		"MCPP_CHAT_HOME="+filepath.Join(dir, "module"),
@@ -129,20 +129,6 @@ func (w *world) newRun(template string) (*run, error) {
 		"XDG_CACHE_HOME="+filepath.Join(w.home, ".cache"),
 	)
 	return r, nil
-}
-
-// cleanEnv is the environment without anything that changes identity or
-// paths, plus extra.
-func cleanEnv(extra ...string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "MCPP_") || strings.HasPrefix(name, "CLAUDE_") || strings.HasPrefix(name, "XDG_") || name == "HOME" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, extra...)
 }
 
 func copyFile(src, dst string) error {

@@ -291,7 +291,9 @@ func (w *Watcher) ensure() (added bool) {
 		want[at] = true
 		added = added || at == d
 	}
-	for p := range watched {
+	// From the list as it is now: watchNearest may have passed through a
+	// parent that was created while it looked.
+	for _, p := range w.fsw.WatchList() {
 		if !want[p] {
 			w.fsw.Remove(p)
 		}

@@ -106,6 +106,7 @@ func BenchmarkStdioCall(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	inR, inW := io.Pipe()
+	defer inW.Close() // the server's end of stdin: it stops
 	outR, outW := io.Pipe()
 	go NewMCPServer(s, "bench", nil).Run(ctx, GuardedStdio(inR, outW))
 	answers := bufio.NewReaderSize(outR, 1<<20)

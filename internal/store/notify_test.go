@@ -98,8 +98,15 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for the delivery delay")
 	}
 	if len(seen) != 1 || seen[0].Seq != r.Seq {
 		t.Fatalf("OnCommit saw %+v, want the say (seq %d) once", seen, r.Seq)
@@ -117,7 +124,12 @@ func TestChangeCarriesTheCallsTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	returned := time.Now()
-	c := <-got
+	var c Change
+	select {
+	case c = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnCommit never ran")
+	}
 	at, err := time.Parse(time.RFC3339Nano, c.CommittedAt)
 	if err != nil {
 		t.Fatalf("change time %q: %v", c.CommittedAt, err)

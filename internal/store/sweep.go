@@ -18,23 +18,32 @@ type sweepMemo struct {
 // readSweep is the sweep of one read-type call.
 type readSweep struct {
 	memo  *sweepMemo
+	path  string
 	fp    string
 	known bool // fp names the state before the call's transaction
 	clean bool // the sweep ran and archived nothing
 }
 
-// readSweep takes the fingerprint before the transaction begins: a commit
-// that lands between the two then moves the fingerprint the next call sees.
+// readSweep takes the fingerprint before the transaction begins, so that a
+// sweep that finds nothing is recorded for a state no later than the one
+// it looked at: a commit in between moves the fingerprint the next call sees.
 func (d *DB) readSweep() *readSweep {
 	fp, ok := Fingerprint(d.path)
-	return &readSweep{memo: &d.sweeps, fp: fp, known: ok}
+	return &readSweep{memo: &d.sweeps, path: d.path, fp: fp, known: ok}
 }
 
 // run is t.sweep unless the state is one in which a sweep found nothing.
+// It must come after the transaction's first read, which fixes its
+// snapshot: the fingerprint is looked at again then, and only if it is
+// still the one from before the transaction did no commit land between —
+// another process's, or the one that made view retry under BEGIN
+// IMMEDIATE — and is the snapshot the state the memo speaks of.
 func (s *readSweep) run(t *tx, p party) ([]archived, error) {
 	if s.known {
 		if c := s.memo.clean.Load(); c != nil && *c == s.fp {
-			return nil, nil
+			if now, ok := Fingerprint(s.path); ok && now == s.fp {
+				return nil, nil
+			}
 		}
 	}
 	s.memo.runs.Add(1)

@@ -55,3 +55,79 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// sweepableAfterResolve is a database whose item chunk-api is prune-ok'd by
+// both consumers but not done, with a settled fingerprint and the memo of a
+// sweep that found nothing; a resolve makes the item sweepable.
+func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
+	t.Helper()
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "chunk api", Body: "b"}))
+	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
+	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
+	must(t)(db.PruneOK(ctx, dash, "chunk-api", ""))
+	settledFingerprint(t, db)
+	must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}))
+	other, err := Open(ctx, db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return db, other
+}
+
+// A commit that lands between the fingerprint and the read's snapshot is
+// in the snapshot: the sweep must run on it.
+func TestReadSweepRunsOnACommitBeforeTheSnapshot(t *testing.T) {
+	db, other := sweepableAfterResolve(t)
+	ctx := context.Background()
+	s := db.readSweep()
+	must(t)(other.Resolve(ctx, gw, "chunk-api", "", false, "")) // after the fingerprint, before BEGIN
+	var swept []archived
+	err := db.view(ctx, func(tx *tx) error {
+		p, err := tx.me(dash, false)
+		if err != nil {
+			return err
+		}
+		swept, err = s.run(tx, p)
+		return err
+	})
+	if err != nil || len(swept) != 1 || swept[0].slug != "chunk-api" {
+		t.Fatalf("swept %+v, %v; want chunk-api archived", swept, err)
+	}
+}
+
+// view retries under BEGIN IMMEDIATE because another process committed
+// after the first attempt's snapshot; the retry sees that commit and must
+// sweep it.
+func TestReadSweepRunsOnTheRetrysSnapshot(t *testing.T) {
+	db, other := sweepableAfterResolve(t)
+	ctx := context.Background()
+	s := db.readSweep()
+	attempt := 0
+	var swept []archived
+	err := db.view(ctx, func(tx *tx) error {
+		attempt++
+		p, err := tx.me(dash, false)
+		if err != nil {
+			return err
+		}
+		if swept, err = s.run(tx, p); err != nil {
+			return err
+		}
+		if attempt == 1 {
+			must(t)(other.Resolve(ctx, gw, "chunk-api", "", false, ""))
+		}
+		// A write on the first attempt's stale snapshot fails with a busy
+		// snapshot error, and view runs the function again.
+		_, err = tx.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, tx.now, p.id)
+		return err
+	})
+	if attempt != 2 {
+		t.Fatalf("%d attempts, want the write to force one retry", attempt)
+	}
+	if err != nil || len(swept) != 1 || swept[0].slug != "chunk-api" {
+		t.Fatalf("the retry swept %+v, %v; want chunk-api archived", swept, err)
+	}
+}

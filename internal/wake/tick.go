@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -30,7 +31,14 @@ func TickLine(c store.Change) string {
 // private temporary file in the same folder and renames it over the old one,
 // so a reader (tail -F, a polling loop) sees the old line or the new one,
 // never half of one, and the file is owner-only whatever the umask.
+//
+// A tick never goes back: when the file already names a write made after
+// c's — another process's, whose tick came first because each process
+// delivers its ticks a little after its commits — it is left as it is.
 func WriteTick(path string, c store.Change) error {
+	if aheadOf(path, c) {
+		return nil
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -51,6 +59,34 @@ func WriteTick(path string, c store.Change) error {
 		return fmt.Errorf("write tick file %s: %w", path, err)
 	}
 	return nil
+}
+
+// maxTickLead bounds how far ahead of a change the current tick may be and
+// still keep it out. Ticks of different processes cross by milliseconds; a
+// line further ahead means the clock was set back, and holding every tick
+// until the clock catches up would blind the watchers.
+const maxTickLead = time.Second
+
+// aheadOf reports whether the tick file names a write made shortly after c.
+func aheadOf(path string, c store.Change) bool {
+	at, err := time.Parse(time.RFC3339Nano, c.CommittedAt)
+	if err != nil {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > 4096 {
+		return false
+	}
+	cur, ok := ParseTick(string(data))
+	if !ok {
+		return false
+	}
+	curAt, err := time.Parse(time.RFC3339Nano, cur.At)
+	if err != nil {
+		return false
+	}
+	lead := curAt.Sub(at)
+	return lead > 0 && lead < maxTickLead
 }
 
 // Tick is a parsed tick line.

@@ -275,10 +275,10 @@ func TestWatcherWaitsForFolderToExist(t *testing.T) {
 	changed(t, w, "folder created") // the folder may already hold news
 	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
 	changed(t, w, "tick written in the new folder")
-	// The parents are no longer needed once the folder is watched. The
-	// watcher lets go of them when it next looks, which may come after
-	// the notification that woke the waiter.
-	for deadline := time.Now().Add(generous); ; time.Sleep(20 * time.Millisecond) {
+	// The parents are no longer needed once the folder is watched: they are
+	// let go of when it is added, before the waiter is woken. The bound is
+	// well under PollEvery, so the poll cannot tidy up in its place.
+	for deadline := time.Now().Add(PollEvery / 5); ; time.Sleep(10 * time.Millisecond) {
 		got := w.fsw.WatchList()
 		if len(got) == 1 && got[0] == f.dir {
 			break
@@ -451,5 +451,102 @@ func TestTickLineCarriesTheCommitTime(t *testing.T) {
 	line := TickLine(store.Change{Channel: "ops", Seq: 7, Author: "node-dash", CommittedAt: at})
 	if tick, ok := ParseTick(line); !ok || tick.At != at {
 		t.Fatalf("tick %q: want the commit time %s", line, at)
+	}
+}
+
+// A tick never goes back to an earlier write, unless the line ahead is so
+// far ahead that the clock must have been set back.
+func TestTickNeverGoesBack(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), ".tick")
+	base := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) string { return base.Add(d).Format("2006-01-02T15:04:05.000000") + "+00:00" }
+	write := func(seq int64, d time.Duration) {
+		t.Helper()
+		if err := WriteTick(path, store.Change{Channel: "c", Seq: seq, Author: "a", CommittedAt: at(d)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqNow := func() int64 {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tick, ok := ParseTick(string(data))
+		if !ok {
+			t.Fatalf("tick %q", data)
+		}
+		return tick.Seq
+	}
+	write(3, 6*time.Millisecond)
+	write(2, 4*time.Millisecond) // another process's older write, delivered later
+	if got := seqNow(); got != 3 {
+		t.Fatalf("an older write replaced the tick: seq %d, want 3", got)
+	}
+	write(4, 7*time.Millisecond)
+	if got := seqNow(); got != 4 {
+		t.Fatalf("a newer write did not replace the tick: seq %d, want 4", got)
+	}
+	write(1, -2*time.Second) // the clock was set back: ticks go on
+	if got := seqNow(); got != 1 {
+		t.Fatalf("after the clock went back the tick stayed at seq %d, want 1", got)
+	}
+	if err := os.WriteFile(path, []byte("not a tick\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(5, 0)
+	if got := seqNow(); got != 5 {
+		t.Fatalf("a foreign line kept the tick: seq %d, want 5", got)
+	}
+}
+
+// Two processes (two handles) whose ticks cross: A commits, B commits, A
+// commits again within A's delivery delay, so A's tick (the newest write)
+// is written before B's. The file must still end naming the newest write.
+func TestTickNamesTheNewestWriteWhenProcessesCross(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	dbPath, tick := filepath.Join(dir, "chat.db"), filepath.Join(dir, ".tick")
+	open := func() *store.DB {
+		d, err := store.Open(ctx, dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.OnCommit = func(c store.Change) { WriteTick(tick, c) }
+		return d
+	}
+	a, b := open(), open()
+	gw := store.Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
+	dash := store.Identity{Name: "node-dash", Workspace: "/srv/node-dash"}
+	for _, id := range []store.Identity{gw, dash} {
+		if _, err := a.Register(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.ChannelNew(ctx, gw, "ops", "", []string{"node-dash"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the setup's ticks are out of the way
+	say := func(d *store.DB, who store.Identity) int64 {
+		r, err := d.Say(ctx, who, store.SayArgs{Channel: "ops", Text: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Seq
+	}
+	say(a, gw)
+	say(b, dash)
+	newest := say(a, gw)
+	time.Sleep(200 * time.Millisecond) // both deliveries happen on their own
+	a.Close()
+	b.Close()
+	data, err := os.ReadFile(tick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ParseTick(string(data)); !ok || got.Seq != newest {
+		t.Fatalf("tick %q, want it to name the newest write (seq %d)", data, newest)
 	}
 }

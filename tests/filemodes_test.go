@@ -31,8 +31,7 @@ func TestFilesAreOwnerOnly(t *testing.T) {
 	mustTool(t, s, "chat_say", map[string]any{"text": "hello"})
 
 	data := filepath.Dir(w.db)
-	backup := filepath.Join(data, ".backups", "chat.db."+time.Now().Format("060102"))
-	waitForFile(t, backup) // made in the background after the first write
+	backup := waitForBackup(t, filepath.Join(data, ".backups")) // made in the background after the first write
 	want := map[string]os.FileMode{
 		data:                 0o700,
 		w.db:                 0o600,
@@ -56,12 +55,18 @@ func TestFilesAreOwnerOnly(t *testing.T) {
 	}
 }
 
-func waitForFile(t *testing.T, path string) {
+// waitForBackup waits for the day's backup in dir and returns its path. It
+// does not predict the name from the clock: a test running at midnight
+// would look for the wrong day.
+func waitForBackup(t *testing.T, dir string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !fileExistsT(path) {
+	for {
+		if found, _ := filepath.Glob(filepath.Join(dir, "chat.db.[0-9][0-9][0-9][0-9][0-9][0-9]")); len(found) == 1 {
+			return found[0]
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", path)
+			t.Fatalf("no backup appeared in %s", dir)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -133,6 +138,9 @@ func TestDailyBackupThroughTheBinary(t *testing.T) {
 	}
 	w.mustCall(dir, "chat_whoami", nil, nil) // registers the party: a write
 	today := day(0)
+	if tomorrow := day(-1); fileExistsT(tomorrow) {
+		today = tomorrow // the call ran past midnight
+	}
 	copyDB := roDB(t, today)
 	checkIntegrity(t, copyDB)
 	if n := dbInt(t, copyDB, `SELECT count(*) FROM parties WHERE name = 'mesh-gw'`); n != 1 {

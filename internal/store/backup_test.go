@@ -79,7 +79,10 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond)
 	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
-	now := time.Now()
+	// Noon, so that "a minute later" is the same day whenever the test runs
+	// (at 23:59 it was not, and the second backup was rightly made).
+	y, m, day := time.Now().Date()
+	now := time.Date(y, m, day, 12, 0, 0, 0, time.Local)
 	path, made, err := db.Backup(ctx, dir, 7, now)
 	close(stop)
 	wg.Wait()

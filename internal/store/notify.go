@@ -8,9 +8,10 @@ import (
 // notifyDelay is how long a commit's change waits before OnCommit sees it.
 // The tick file costs a file creation and a rename (about 0.2 ms of kernel
 // time here); written at once it competes with the answer the caller is
-// waiting for and made every write call 0.4–0.6 ms slower over MCP
+// waiting for, up to half a millisecond of a write call over MCP
 // (docs/performance.md). Waiting a little puts it after the answer and
-// folds a burst of commits into one tick. Nothing wakes on the tick's
+// folds a burst of commits into one tick. Ticks of different processes can
+// then cross; WriteTick never lets the file go back to an earlier write. Nothing wakes on the tick's
 // timing: chat_wait and the hook watch the database's -wal as well, and a
 // person watching the file does not see 10 ms.
 const notifyDelay = 10 * time.Millisecond

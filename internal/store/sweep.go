@@ -4,10 +4,9 @@ import "sync/atomic"
 
 // sweepMemo lets read-type calls (read, inbox, whoami) skip the archive
 // sweep while the database is as it was when a sweep last found nothing.
-// The sweep's answer depends only on the committed state, every commit of
-// any process moves the Fingerprint, and this package's own writes that
-// can make an item sweepable (prune-ok) sweep in their own transaction, so
-// an unchanged fingerprint means the sweep would find nothing again. With
+// The sweep's answer depends only on the committed state and every commit
+// of any process moves the Fingerprint, so an unchanged fingerprint means
+// the sweep would find nothing again. With
 // a few hundred done items waiting on a prune-ok the sweep is half of a
 // chat_read (docs/performance.md); the fingerprint costs a few stats.
 type sweepMemo struct {

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
 	mcppchat "github.com/mcpp/mcpp-chat"
 )
@@ -101,14 +103,35 @@ func (d *DB) migrate(ctx context.Context) error {
 	if version > latest {
 		return fmt.Errorf("%s has schema version %d but this mcpp-chat knows only up to %d — upgrade mcpp-chat (the file was not changed)", d.path, version, latest)
 	}
-	var mode string
-	if err := d.sql.QueryRowContext(ctx, `PRAGMA journal_mode = wal`).Scan(&mode); err != nil {
+	if err := d.switchToWAL(ctx); err != nil {
 		return d.describe(err)
 	}
 	if version == latest {
 		return nil
 	}
 	return d.describe(d.applySteps(ctx, steps))
+}
+
+// switchToWAL puts the database in WAL mode (a no-op once it is). The
+// switch needs the file to itself, and SQLite reports a clash with another
+// connection at once instead of through the busy handler: several
+// processes opening a new database together (the first calls of two
+// sessions, a watch that waited for the file) met it as an immediate
+// "busy". So a clash is retried until BusyTimeout.
+func (d *DB) switchToWAL(ctx context.Context) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for {
+		var mode string
+		err := d.sql.QueryRowContext(ctx, `PRAGMA journal_mode = wal`).Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
+		}
+	}
 }
 
 func (d *DB) applySteps(ctx context.Context, steps []patch) error {

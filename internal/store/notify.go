@@ -37,12 +37,17 @@ func (n *notifier) post(c Change, deliver func(Change)) {
 	if n.running {
 		return
 	}
+	n.running = true
+	n.done.Add(1)
+	go n.drain(deliver, n.flushing())
+}
+
+// flushing is the channel wait closes; n.mu must be held.
+func (n *notifier) flushing() chan struct{} {
 	if n.flush == nil {
 		n.flush = make(chan struct{})
 	}
-	n.running = true
-	n.done.Add(1)
-	go n.drain(deliver, n.flush)
+	return n.flush
 }
 
 func (n *notifier) drain(deliver func(Change), flush <-chan struct{}) {
@@ -79,11 +84,8 @@ func (n *notifier) settle(flush <-chan struct{}) {
 // posted change is delivered. Later posts are delivered without delay.
 func (n *notifier) wait() {
 	n.mu.Lock()
-	if n.flush == nil {
-		n.flush = make(chan struct{})
-	}
 	select {
-	case <-n.flush:
+	case <-n.flushing():
 	default:
 		close(n.flush)
 	}

@@ -35,14 +35,7 @@ func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
 		}
 		done <- nil
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("a write call waited for OnCommit")
-	}
+	awaitNil(t, done, 30*time.Second, "a write call waited for OnCommit")
 	close(release)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -100,14 +93,7 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close waited for the delivery delay")
-	}
+	awaitNil(t, closed, 10*time.Second, "Close waited for the delivery delay")
 	if len(seen) != 1 || seen[0].Seq != r.Seq {
 		t.Fatalf("OnCommit saw %+v, want the say (seq %d) once", seen, r.Seq)
 	}
@@ -136,5 +122,19 @@ func TestChangeCarriesTheCallsTime(t *testing.T) {
 	}
 	if at.After(returned) {
 		t.Fatalf("change time %v is after the call returned (%v): the delivery's time, not the call's", at, returned)
+	}
+}
+
+// awaitNil fails the test with the error that arrives on ch, or with
+// timedOut if none arrives within d.
+func awaitNil(t *testing.T, ch <-chan error, d time.Duration, timedOut string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(d):
+		t.Fatal(timedOut)
 	}
 }

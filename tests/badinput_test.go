@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -223,7 +222,7 @@ type rawServer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan map[string]any
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	nextID int
 }
 
@@ -240,7 +239,7 @@ func (w *world) rawServe(dir string) *rawServer {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	r := &rawServer{t: w.t, cmd: cmd, stdin: stdin, lines: make(chan map[string]any, 100), stderr: &bytes.Buffer{}, nextID: 100}
+	r := &rawServer{t: w.t, cmd: cmd, stdin: stdin, lines: make(chan map[string]any, 100), stderr: &syncBuffer{}, nextID: 100}
 	cmd.Stderr = r.stderr
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)

@@ -8,7 +8,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # the C library starts ~4 ms slower — the hook runs on every prompt.
 export CGO_ENABLED = 0
 
-.PHONY: build test bench check clean install
+.PHONY: build test race bench check clean install
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
@@ -19,6 +19,12 @@ test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
+
+# The race detector over every test, the binaries the end-to-end tests
+# drive included (tests/ builds them with -race under -race). Not part of
+# `make test`: about 15 minutes on 2 cores. The detector needs cgo.
+race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 60m ./...
 
 # Benchmarks, never part of `make test` (figures: docs/performance.md). In
 # process: the store and the tool layer; then whole processes: the hook,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,13 +63,34 @@ func buildAndRun(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	if !raceBinaries {
+		return m.Run()
+	}
+	// A child that finds a race reports it and exits 66 at the end, which a
+	// test may not look at (a server it stops): collect the reports instead.
+	races := filepath.Join(dir, "race")
+	os.Setenv("GORACE", "log_path="+races)
+	code := m.Run()
+	reports, _ := filepath.Glob(races + ".*")
+	for _, r := range reports {
+		data, _ := os.ReadFile(r)
+		fmt.Fprintf(os.Stderr, "a child process found a data race:\n%s\n", data)
+		code = 1
+	}
+	return code
 }
+
+// raceBinaries is set when the tests themselves run with -race (race_test.go).
+var raceBinaries bool
 
 func build(pkg, out string) error {
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build` does
+	if raceBinaries {
+		cmd.Args = slices.Insert(cmd.Args, 2, "-race")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1") // the race detector needs it
+	}
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}

@@ -207,10 +207,17 @@ func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
 	changed(t, w, "the second look") // no new event: only the settle timer
 	// How many looks remain depends on how many the caller's pace folded
 	// together, so wait them out rather than count them.
-	for looks := 0; ; looks++ {
-		if looks > 2*len(settle) {
-			t.Fatalf("still looking again after %d looks: they never end", looks)
-		}
+	if looks := reportsUntilQuiet(w, 2*len(settle)+1); looks > 2*len(settle) {
+		t.Fatalf("still looking again after %d looks: they never end", looks)
+	}
+	quiet(t, w, "after the looks", 1500*time.Millisecond)
+}
+
+// reportsUntilQuiet counts the changes w reports until a second passes
+// without one, stopping at limit.
+func reportsUntilQuiet(w *Watcher, limit int) int {
+	n := 0
+	for ; n < limit; n++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := w.Changed(ctx)
 		cancel()
@@ -218,7 +225,7 @@ func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
 			break
 		}
 	}
-	quiet(t, w, "after the looks", 1500*time.Millisecond)
+	return n
 }
 
 func TestWatcherIgnoresOtherFiles(t *testing.T) {
@@ -287,15 +294,7 @@ func TestWatcherCoalescesBurstsOfWrites(t *testing.T) {
 		WriteTick(f.tick, store.Change{Channel: "c", Seq: int64(i), Author: "a"})
 	}
 	time.Sleep(800 * time.Millisecond) // let the notifications and second looks drain
-	reports := 0
-	for ; reports <= writes; reports++ {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := w.Changed(ctx)
-		cancel()
-		if err != nil {
-			break
-		}
-	}
+	reports := reportsUntilQuiet(w, writes)
 	if reports == 0 || reports > 1+len(settle) {
 		t.Fatalf("%d writes reported %d times, want 1 (a few more on a loaded machine)", 2*writes, reports)
 	}

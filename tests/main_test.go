@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,13 +83,13 @@ func buildAndRun(m *testing.M) int {
 var raceBinaries bool
 
 func build(pkg, out string) error {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = repoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build` does
+	args, cgo := []string{"build", "-o", out}, "CGO_ENABLED=0" // as `make build` does
 	if raceBinaries {
-		cmd.Args = slices.Insert(cmd.Args, 2, "-race")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=1") // the race detector needs it
+		args, cgo = append(args, "-race"), "CGO_ENABLED=1" // the race detector needs cgo
 	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), cgo)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}

@@ -22,7 +22,7 @@ test: build
 
 # The race detector over every test, the binaries the end-to-end tests
 # drive included (tests/ builds them with -race under -race). Not part of
-# `make test`: about 15 minutes on 2 cores. The detector needs cgo.
+# `make test`: about 12 minutes on 2 cores. The detector needs cgo.
 race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 60m ./...
 

@@ -613,3 +613,70 @@ func fileDigest(t *testing.T, path string) string {
 	}
 	return fmt.Sprintf("%x", sha256.Sum256(data))
 }
+
+// Fit decides how many messages the answer carries whole: the cursor moves
+// over those only, and more counts the rest.
+func TestReadMovesTheCursorOverWhatFitOnly(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	for range 5 {
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "m"}))
+	}
+	r, err := db.Read(ctx, dash, ReadArgs{Limit: 50, Fit: func(r ReadResult) int { return 2 }})
+	if err != nil || len(r.Messages) != 2 || r.Cursor != 2 || r.More != 3 {
+		t.Fatalf("fit 2 of 5: %d messages, cursor %d, more %d, %v", len(r.Messages), r.Cursor, r.More, err)
+	}
+	r, _ = db.Read(ctx, dash, ReadArgs{Limit: 50, Fit: func(r ReadResult) int { return 0 }})
+	if len(r.Messages) != 0 || r.Cursor != 2 || r.More != 3 {
+		t.Fatalf("fit none: %d messages, cursor %d, more %d", len(r.Messages), r.Cursor, r.More)
+	}
+}
+
+// A since ahead of the cursor moves it only when nothing unread lies
+// between: beyond the newest row, or past unread rows, it stays.
+func TestSinceAheadOfTheCursor(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	for range 4 {
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "peer"}))
+	}
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "own"}))
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "peer"}))
+	since := func(n int64) *int64 { return &n }
+	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Since: since(1000000)}); r.Cursor != 0 || len(r.Messages) != 0 {
+		t.Fatalf("since beyond the newest row: cursor %d", r.Cursor)
+	}
+	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Since: since(2)}); r.Cursor != 0 || len(r.Messages) != 4 {
+		t.Fatalf("since 2 over unread #1–#2: cursor %d, %d messages", r.Cursor, len(r.Messages))
+	}
+	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 4}); r.Cursor != 4 {
+		t.Fatalf("plain read: cursor %d", r.Cursor)
+	}
+	// Only dash's own #5 lies between the cursor (#4) and since 5.
+	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50, Since: since(5)}); r.Cursor != 6 {
+		t.Fatalf("since 5 over only your own row: cursor %d, want 6", r.Cursor)
+	}
+}
+
+// A cursor past the newest row (a read with a far since put one there in
+// earlier versions; the Python edition still can) would hide every row
+// written below it: the next post brings it back first.
+func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "one"}))
+	if _, err := db.Read(ctx, dash, ReadArgs{Limit: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`UPDATE cursors SET last_seq = 1000000 WHERE party_id = (SELECT id FROM parties WHERE name = 'node-dash')`); err != nil {
+		t.Fatal(err)
+	}
+	must(t)(db.Say(ctx, gw, SayArgs{Text: "two"}))
+	in, _ := db.Inbox(ctx, dash)
+	if in.UnreadTotal != 1 {
+		t.Fatalf("unread after a post below a runaway cursor = %d, want 1", in.UnreadTotal)
+	}
+	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50}); len(r.Messages) != 1 || r.Messages[0].Body != "two" || r.Cursor != 2 {
+		t.Fatalf("read after the fix: %+v", r)
+	}
+}

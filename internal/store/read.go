@@ -128,6 +128,11 @@ type ReadArgs struct {
 	Since          *int64
 	Peek, Archived bool
 	DefaultChannel string
+	// Fit says how many of the loaded messages the answer carries whole
+	// (the tools' answer budget); the cursor moves over those only. It is
+	// given the result with every loaded row in Messages, and may run more
+	// than once (a view can retry). nil means all of them.
+	Fit func(ReadResult) int
 }
 
 // ReadResult is chat_read's result.
@@ -142,7 +147,10 @@ type ReadResult struct {
 }
 
 // Read returns a channel's live (or archived) messages after the cursor
-// or since, and moves the cursor forward unless peek or archived.
+// or since. Unless peek or archived, the cursor moves forward over the
+// messages returned — never past one that was not, so never past the
+// newest row, and never over unread rows between the cursor and a later
+// since.
 func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, error) {
 	var out ReadResult
 	sweep := d.readSweep()
@@ -180,6 +188,12 @@ func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, err
 			c.id, a.Archived, out.FromSeq, a.Limit); err != nil {
 			return err
 		}
+		if out.Parties, err = t.seatedNames(c.id); err != nil {
+			return err
+		}
+		if a.Fit != nil {
+			out.Messages = out.Messages[:min(max(a.Fit(out), 0), len(out.Messages))]
+		}
 		last := out.FromSeq
 		if n := len(out.Messages); n > 0 {
 			last = out.Messages[n-1].Seq
@@ -187,25 +201,41 @@ func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, err
 		if err := t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = ? AND seq > ?`, c.id, a.Archived, last).Scan(&out.More); err != nil {
 			return err
 		}
-		if out.Parties, err = t.seatedNames(c.id); err != nil {
-			return err
-		}
 		out.Cursor = out.FromSeq
 		if a.Peek || a.Archived {
 			return nil
 		}
-		if last > cursor {
-			if err := t.advanceCursor(c.id, p.id, last); err != nil {
+		out.Cursor = cursor
+		if len(out.Messages) == 0 || last <= cursor {
+			return nil
+		}
+		if out.FromSeq > cursor {
+			// A read from a later since returned nothing of what lies
+			// between the cursor and since: the cursor may pass it only
+			// if none of it is unread.
+			if skipped, err := t.unreadBetween(c.id, p.id, cursor, out.FromSeq); err != nil || skipped {
 				return err
 			}
 		}
-		out.Cursor = max(cursor, last)
+		if err := t.advanceCursor(c.id, p.id, last); err != nil {
+			return err
+		}
+		out.Cursor = last
 		return nil
 	})
 	if err == nil {
 		sweep.committed()
 	}
 	return out, err
+}
+
+// unreadBetween reports whether a live peer row lies in (after, upTo]: a
+// message party p has not read.
+func (t *tx) unreadBetween(channelID, partyID, after, upTo int64) (bool, error) {
+	var found bool
+	err := t.row(`SELECT EXISTS (SELECT 1 FROM messages WHERE channel_id = ? AND is_archived = 0 AND author_id <> ? AND seq > ? AND seq <= ?)`,
+		channelID, partyID, after, upTo).Scan(&found)
+	return found, err
 }
 
 // Inbox is what waits on the caller and on its peers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,10 @@ type SeedSpec struct {
 	// Unread is the number of rows peers write after the reader's cursor,
 	// spread over the reader's channels.
 	Unread int
+	// TextBytes, when set, pads the titles and bodies of the live items and
+	// the unread rows to this many bytes (a long answer's worth of text);
+	// with TextEvery > 1 only every TextEvery-th of them.
+	TextBytes, TextEvery int
 }
 
 // BenchSpec is the conversation the benchmarks use: 20 channels, 10
@@ -114,6 +119,19 @@ func (s *seeder) run() error {
 		}
 	}
 	return nil
+}
+
+// pad makes the i-th padded text TextBytes long: text, then filler words.
+func (s *seeder) pad(i int, text string) string {
+	n := s.spec.TextBytes
+	if n == 0 || (s.spec.TextEvery > 1 && i%s.spec.TextEvery != 0) {
+		return text
+	}
+	if len(text) >= n {
+		return strings.ToValidUTF8(text[:n], "")
+	}
+	const filler = " lorem ipsum dolor sit amet,"
+	return text + strings.Repeat(filler, (n-len(text))/len(filler)+1)[:n-len(text)]
 }
 
 // tick advances the seed's clock and returns the time in the stored format.
@@ -314,8 +332,8 @@ func (s *seeder) liveItems() error {
 		slug := fmt.Sprintf("item-%d", j+1)
 		status := [...]string{"open", "open", "ack", "ack", "done"}[j%5]
 		id, err := s.write(ch, seedRow{kind: "ask", author: author, slug: slug, status: status,
-			title: fmt.Sprintf("Open question %d for %s", j, ch.name),
-			body:  fmt.Sprintf("Does the change in %s break the contract the peers rely on? Please check and answer (%d).", ch.name, j)})
+			title: s.pad(j, fmt.Sprintf("Open question %d for %s", j, ch.name)),
+			body:  s.pad(j, fmt.Sprintf("Does the change in %s break the contract the peers rely on? Please check and answer (%d).", ch.name, j))})
 		if err != nil {
 			return err
 		}
@@ -387,9 +405,9 @@ func (s *seeder) unreadTail() error {
 		ch := mine[i%len(mine)]
 		peers := others(ch.seats, 0)
 		author := peers[(i/len(mine))%len(peers)]
-		r := seedRow{kind: "say", author: author, body: fmt.Sprintf("%s: new finding %d — the endpoint now returns paged results, please adapt", s.parties[author].name, i)}
+		r := seedRow{kind: "say", author: author, body: s.pad(i, fmt.Sprintf("%s: new finding %d — the endpoint now returns paged results, please adapt", s.parties[author].name, i))}
 		if i%5 == 4 && ch.lastSay != 0 {
-			r = seedRow{kind: "reply", author: author, parent: ch.lastSay, body: fmt.Sprintf("%s: and the page size is 100 (%d)", s.parties[author].name, i)}
+			r = seedRow{kind: "reply", author: author, parent: ch.lastSay, body: s.pad(i, fmt.Sprintf("%s: and the page size is 100 (%d)", s.parties[author].name, i))}
 		}
 		if _, err := s.write(ch, r); err != nil {
 			return err

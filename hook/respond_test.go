@@ -209,7 +209,7 @@ func TestOutputCapped(t *testing.T) {
 		if n := len(utf16.Encode([]rune(out))); n >= 10000 || n < 5000 {
 			t.Errorf("%s output is %d characters; want under 10,000 and well used", ev, n)
 		}
-		mustContain(t, out, "more (chat_inbox lists them all)", "channels with")
+		mustContain(t, out, "more (chat_inbox lists them, a page at a time", "channels with")
 	}
 }
 

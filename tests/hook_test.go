@@ -427,7 +427,7 @@ func TestHookOutputCapped(t *testing.T) {
 		if n := len(utf16.Encode([]rune(r.stdout))); n >= 10000 || n < 2000 {
 			t.Fatalf("%s printed %d characters; want under 10,000", ev, n)
 		}
-		contains(t, r.stdout, "42 unread", "newest 3", "more (chat_inbox lists them all)")
+		contains(t, r.stdout, "42 unread", "newest 3", "more (chat_inbox lists them, a page at a time")
 	}
 }
 

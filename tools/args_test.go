@@ -27,7 +27,7 @@ func TestCheckArgs(t *testing.T) {
 		{"chat_read", `{"limit": "50"}`, "`limit` must be a whole number, not a string"},
 		{"chat_read", `{"since": -1}`, "at least 0"},
 		{"chat_read", `{"peek": "yes"}`, "`peek` must be true or false"},
-		{"chat_read", `{"chanel": "x"}`, "chat_read has no argument `chanel` — use only: archived, channel, limit, peek, since"},
+		{"chat_read", `{"chanel": "x"}`, "chat_read has no argument `chanel` — use only: archived, body_offset, channel, limit, peek, since"},
 		{"chat_read", `[1, 2]`, "must be a JSON object"},
 		{"chat_read", `"x"`, "must be a JSON object"},
 		{"chat_read", `{"limit": 5`, "must be a JSON object"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -56,9 +57,18 @@ func channelLeave(ctx context.Context, s *Service, raw json.RawMessage) (Result,
 	return Result{Display: fmt.Sprintf("You left #%s. Items you consume there still need your ack and prune-ok.", res.Channel), Value: res}, nil
 }
 
+// channelListAnswer is chat_channel_list's result, cut to the budget.
+type channelListAnswer struct {
+	Cut string `json:"cut,omitempty"`
+	store.ChannelList
+	Omitted int            `json:"omitted,omitempty"`
+	Next    map[string]any `json:"next,omitempty"`
+}
+
 func channelList(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
 	var a struct {
-		All bool `json:"all"`
+		All  bool `json:"all"`
+		Skip int  `json:"skip"`
 	}
 	if err := decode(raw, &a); err != nil {
 		return Result{}, err
@@ -67,20 +77,77 @@ func channelList(ctx context.Context, s *Service, raw json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
+	ans := cutChannels(list.Channels, a.All, min(a.Skip, len(list.Channels)), s.budget())
+	return Result{Display: renderChannelList(ans), Value: ans}, nil
+}
+
+// cutChannels keeps the channels after skip that fit budget, abouts
+// shortened if they all do not, and names the call that lists the rest.
+func cutChannels(all []store.ChannelInfo, everyChannel bool, skip, budget int) channelListAnswer {
+	list := all[skip:]
+	ans := channelListAnswer{ChannelList: store.ChannelList{Channels: list}}
+	if skip == 0 && sizeOf(renderChannelList(ans), ans) <= budget {
+		return ans
+	}
+	list = shortChannels(list)
+	worst := channelListAnswer{ChannelList: store.ChannelList{Channels: []store.ChannelInfo{}}}
+	worst.Cut, worst.Next = channelsCutLine(span{math.MaxInt, math.MaxInt, math.MaxInt}, everyChannel)
+	worst.Omitted = math.MaxInt
+	sec := &section{n: len(list), cost: func(i int) int { return entryCost(list[i], channelLine(list[i])) }}
+	fill(budget-sizeOf(renderChannelList(worst), worst), sec)
+	shown := span{first: skip, shown: sec.keep, total: len(all)}
+	ans.Channels = list[:sec.keep]
+	ans.Omitted = len(all) - sec.keep
+	ans.Cut, ans.Next = channelsCutLine(shown, everyChannel)
+	return ans
+}
+
+func channelsCutLine(shown span, everyChannel bool) (string, map[string]any) {
+	next := map[string]any{}
+	line := fmt.Sprintf("%s: channels %d–%d of %d are here", cutNote, shown.first+1, shown.first+shown.shown, shown.total)
+	if rest := shown.rest(); rest > 0 {
+		args := map[string]any{"skip": rest}
+		if everyChannel {
+			args["all"] = true
+		}
+		line += "; " + nextCall(next, "chat_channel_list", args) + " lists the next"
+	}
+	if shown.first > 0 {
+		line += "; chat_channel_list lists the first"
+	}
+	return line + ".", next
+}
+
+// shortChannels is list with long abouts shortened.
+func shortChannels(list []store.ChannelInfo) []store.ChannelInfo {
+	out := make([]store.ChannelInfo, len(list))
+	for i, c := range list {
+		c.About = shortPtr(c.About)
+		out[i] = c
+	}
+	return out
+}
+
+func renderChannelList(a channelListAnswer) string {
 	var b strings.Builder
-	if len(list.Channels) == 0 {
+	b.WriteString(cutHead(a.Cut))
+	if len(a.Channels) == 0 && a.Cut == "" {
 		b.WriteString("No channels yet — create one with chat_channel_new.")
 	}
-	for _, c := range list.Channels {
-		seat := ""
-		if !c.Member {
-			seat = " (not joined)"
-		}
-		fmt.Fprintf(&b, "- **#%s**%s: %d unread · %s · %s", c.Channel, seat, c.Unread, plural(c.LiveItems, "live item"), names(c.Parties))
-		if c.About != nil {
-			fmt.Fprintf(&b, " — %s", OneLine(*c.About, 100))
-		}
-		b.WriteString("\n")
+	for _, c := range a.Channels {
+		b.WriteString(channelLine(c))
 	}
-	return Result{Display: strings.TrimRight(b.String(), "\n"), Value: list}, nil
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func channelLine(c store.ChannelInfo) string {
+	seat := ""
+	if !c.Member {
+		seat = " (not joined)"
+	}
+	line := fmt.Sprintf("- **#%s**%s: %d unread · %s · %s", c.Channel, seat, c.Unread, plural(c.LiveItems, "live item"), names(c.Parties))
+	if c.About != nil {
+		line += " — " + OneLine(*c.About, 100)
+	}
+	return line + "\n"
 }

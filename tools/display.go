@@ -87,7 +87,7 @@ func renderInbox(in store.Inbox) string {
 		b.WriteString("You are in no channel yet — create one with chat_channel_new or join one with chat_channel_join.\n")
 	}
 	for _, c := range in.Channels {
-		fmt.Fprintf(&b, "- #%s: %d unread · %s\n", c.Channel, c.Unread, names(c.Parties))
+		b.WriteString(channelUnreadLine(c))
 	}
 	b.WriteString("\n")
 	if len(in.WaitingOnMe) == 0 {
@@ -95,16 +95,28 @@ func renderInbox(in store.Inbox) string {
 	} else {
 		b.WriteString("**Waiting on YOU**\n")
 		for _, w := range in.WaitingOnMe {
-			fmt.Fprintf(&b, "- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs)
+			b.WriteString(waitingOnMeLine(w))
 		}
 	}
 	if len(in.WaitingOnPeer) > 0 {
 		b.WriteString("\n**Waiting on a peer**\n")
 		for _, w := range in.WaitingOnPeer {
-			fmt.Fprintf(&b, "- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
+			b.WriteString(waitingOnPeerLine(w))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+func channelUnreadLine(c store.ChannelUnread) string {
+	return fmt.Sprintf("- #%s: %d unread · %s\n", c.Channel, c.Unread, names(c.Parties))
+}
+
+func waitingOnMeLine(w store.WaitingOnMe) string {
+	return fmt.Sprintf("- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs)
+}
+
+func waitingOnPeerLine(w store.WaitingOnPeer) string {
+	return fmt.Sprintf("- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
 }
 
 // renderItemState shows an item after ack, resolve or prune-ok: its status

@@ -12,16 +12,47 @@ import (
 )
 
 func inbox(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
+	var a struct {
+		Skip int `json:"skip"`
+	}
+	if err := decode(raw, &a); err != nil {
+		return Result{}, err
+	}
 	in, err := s.DB.Inbox(ctx, s.Me)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Display: renderInbox(in), Value: in}, nil
+	ans, _ := cutInbox(in, inboxCut{skip: a.Skip, size: noParties(func(a inboxAnswer) int {
+		return sizeOf(renderInboxAnswer(a), a)
+	})}, s.budget())
+	return Result{Display: renderInboxAnswer(ans), Value: ans}, nil
+}
+
+// renderInboxAnswer is the inbox display, under its cut line if it has one.
+func renderInboxAnswer(a inboxAnswer) string {
+	return cutHead(a.Cut) + renderInbox(a.Inbox)
+}
+
+// cutHead puts an answer's cut line first in its display.
+func cutHead(cut string) string {
+	if cut == "" {
+		return ""
+	}
+	return "**" + cut + "**\n\n"
+}
+
+// whoamiAnswer is chat_whoami's result: the inbox plus identity and the
+// known parties, cut to the budget like the inbox.
+type whoamiAnswer struct {
+	inboxAnswer
+	About        *string           `json:"about"`
+	KnownParties []store.PartyInfo `json:"known_parties"`
 }
 
 func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
 	var a struct {
 		About string `json:"about"`
+		Skip  int    `json:"skip"`
 	}
 	if err := decode(raw, &a); err != nil {
 		return Result{}, err
@@ -30,7 +61,19 @@ func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
+	skip := min(a.Skip, len(w.KnownParties))
+	size := func(in inboxAnswer, parties []store.PartyInfo) int {
+		ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
+		return sizeOf(renderWhoami(ans), ans)
+	}
+	in, parties := cutInbox(w.Inbox, inboxCut{parties: w.KnownParties[skip:], partySkip: skip, size: size}, s.budget())
+	ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
+	return Result{Display: renderWhoami(ans), Value: ans}, nil
+}
+
+func renderWhoami(w whoamiAnswer) string {
 	var b strings.Builder
+	b.WriteString(cutHead(w.Cut))
 	fmt.Fprintf(&b, "**You are %s** — the repository at %s", w.Me, w.Workspace)
 	if w.About != nil {
 		fmt.Fprintf(&b, " (%s)", OneLine(*w.About, 120))
@@ -39,18 +82,23 @@ func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error
 	b.WriteString(renderInbox(w.Inbox))
 	b.WriteString("\n\n**Known parties**\n")
 	for _, p := range w.KnownParties {
-		fmt.Fprintf(&b, "- %s — %s", p.Name, p.Workspace)
-		if p.About != nil {
-			fmt.Fprintf(&b, " (%s)", OneLine(*p.About, 100))
-		}
-		b.WriteString("\n")
+		b.WriteString(partyLine(p))
 	}
-	return Result{Display: strings.TrimRight(b.String(), "\n"), Value: w}, nil
+	return strings.TrimRight(b.String(), "\n")
 }
 
-// WaitResult is chat_wait's result: the inbox plus whether something arrived.
+func partyLine(p store.PartyInfo) string {
+	line := fmt.Sprintf("- %s — %s", p.Name, p.Workspace)
+	if p.About != nil {
+		line += fmt.Sprintf(" (%s)", OneLine(*p.About, 100))
+	}
+	return line + "\n"
+}
+
+// WaitResult is chat_wait's result: the inbox, cut to the budget like
+// chat_inbox's, plus whether something arrived.
 type WaitResult struct {
-	store.Inbox
+	inboxAnswer
 	Arrived       bool    `json:"arrived"`
 	WaitedSeconds float64 `json:"waited_seconds"`
 }
@@ -93,7 +141,12 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 		}
 		arrived := waitsOnMe(in, a.Channel)
 		if arrived || until.Err() != nil {
-			res := WaitResult{Inbox: in, Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
+			res := WaitResult{Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
+			res.inboxAnswer, _ = cutInbox(in, inboxCut{size: noParties(func(a inboxAnswer) int {
+				r := res
+				r.inboxAnswer = a
+				return sizeOf(renderWait(r, seconds), r)
+			})}, s.budget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
 		if err := s.changed(until); err != nil {
@@ -156,7 +209,7 @@ func renderWait(r WaitResult, seconds int) string {
 	if r.Arrived {
 		head = "**Something arrived.**"
 	}
-	return head + "\n\n" + renderInbox(r.Inbox)
+	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)
 }
 
 // keepAlive sends a progress notification every few seconds while a wait

@@ -61,11 +61,11 @@ func TestManifestContract(t *testing.T) {
 	}
 	boundary := map[string]string{"chat_ask": "do not answer for them", "chat_resolve": "Only the raiser confirms satisfaction", "chat_prune_ok": "only your own prune-ok"}
 	args := map[string][]string{
-		"chat_whoami": {"about"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all"},
+		"chat_whoami": {"about", "skip"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all", "skip"},
 		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
 		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce"}, "chat_reply": {"item", "text"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
-		"chat_read": {"channel", "limit", "since", "peek", "archived"}, "chat_inbox": {}, "chat_wait": {"seconds", "channel"},
+		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
 	}
 	for _, tool := range m.Tools {
 		if tool.Description == "" || tool.InputSchema.Type != "object" {

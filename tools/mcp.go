@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,13 +35,9 @@ func NewMCPServer(s *Service, version string, log *slog.Logger) *mcp.Server {
 }
 
 func success(res Result) (*mcp.CallToolResult, error) {
-	data, err := json.Marshal(res.Value)
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
 	return &mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: res.Display, Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}}},
-		&mcp.TextContent{Text: string(data), Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}}},
+		&mcp.TextContent{Text: string(res.JSON), Annotations: &mcp.Annotations{Audience: []mcp.Role{"assistant"}}},
 	}}, nil
 }
 

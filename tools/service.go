@@ -32,6 +32,9 @@ type Service struct {
 type Result struct {
 	Display string
 	Value   any
+	// JSON is Value encoded as the client receives it, set by Call once
+	// the answer is known to fit the budget.
+	JSON json.RawMessage
 }
 
 // handler runs one tool with its checked arguments.
@@ -62,6 +65,14 @@ var ErrUnknownTool = errors.New("unknown tool")
 // Call checks the arguments and runs the tool. Every error it returns is
 // one sentence that says what to do.
 func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
+	res, err := s.call(ctx, name, raw)
+	if err != nil {
+		return Result{}, capped(err)
+	}
+	return s.finish(res)
+}
+
+func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
 	t, ok := s.Manifest.Tool(name)
 	h, ok2 := handlers[name]
 	if !ok || !ok2 {
@@ -76,6 +87,20 @@ func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (R
 		return Result{}, explain(name, err)
 	}
 	return res, nil
+}
+
+// cappedError is an error whose sentence was too long for an answer (it
+// echoed a long argument); errors.Is and As still see the original.
+type cappedError struct{ err error }
+
+func (e cappedError) Error() string { return capError(e.err.Error()) }
+func (e cappedError) Unwrap() error { return e.err }
+
+func capped(err error) error {
+	if len(err.Error()) <= maxErrorChars {
+		return err
+	}
+	return cappedError{err}
 }
 
 func (s *Service) toolNames() []string {

@@ -60,7 +60,7 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if err != nil {
 		return reply(stdout, callReply{Error: err.Error()}, exitError)
 	}
-	return reply(stdout, callReply{Success: true, Result: res.Value, Display: res.Display}, exitOK)
+	return reply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
 }
 
 func reply(w io.Writer, r callReply, code int) int {

@@ -244,11 +244,7 @@ func (d *demoRun) callInto(ctx context.Context, p *demoParty, tool string, args 
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(res.Value)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
+	return json.Unmarshal(res.JSON, into)
 }
 
 func (d *demoRun) quote(prefix, text string) {

@@ -26,6 +26,7 @@ type Config struct {
 		ReadLimit      int    `yaml:"read_limit"`
 		TickFile       string `yaml:"tick_file"`
 		MaxBodyBytes   int    `yaml:"max_body_bytes"`
+		AnswerBudget   int    `yaml:"answer_budget_chars"`
 	} `yaml:"chat"`
 	Storage struct {
 		DBPath           string `yaml:"db_path"`
@@ -46,11 +47,16 @@ func Defaults() Config {
 	c.Chat.ReadLimit = 50
 	c.Chat.TickFile = ".tick"
 	c.Chat.MaxBodyBytes = 65536
+	c.Chat.AnswerBudget = 32000
 	c.Storage.DBPath = ""
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
 	return c
 }
+
+// MinAnswerBudget is the smallest chat.answer_budget_chars: room for an
+// answer's fixed lines, its cut notice and a part of one message.
+const MinAnswerBudget = 4000
 
 // Parse decodes a config file over the defaults. Unknown keys are errors.
 func Parse(data []byte) (Config, error) {
@@ -79,6 +85,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("chat.wait_max_seconds is %d — set it to 1 or more", c.Chat.WaitMaxSeconds)
 	case c.Chat.MaxBodyBytes < 1:
 		return fmt.Errorf("chat.max_body_bytes is %d — set it to 1 or more", c.Chat.MaxBodyBytes)
+	case c.Chat.AnswerBudget < MinAnswerBudget:
+		return fmt.Errorf("chat.answer_budget_chars is %d — set it to %d or more", c.Chat.AnswerBudget, MinAnswerBudget)
 	case c.Storage.BackupRetainDays < 1:
 		return fmt.Errorf("storage.backup_retain_days is %d — set it to 1 or more", c.Storage.BackupRetainDays)
 	}

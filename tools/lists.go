@@ -1,0 +1,258 @@
+package tools
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// The answers that list (inbox, whoami, wait, channel_list) keep what fits
+// the budget in a stated order — what waits on you first, then your
+// channels, then what waits on peers, each list in its usual order (by
+// channel, oldest first) — count what they leave out, and name the call
+// that shows it. Each list keeps a prefix, so that call's skip goes on
+// exactly where the answer stopped.
+
+// section is one list of an answer: its length, what each entry costs,
+// and how many entries a fill keeps.
+type section struct {
+	n    int
+	cost func(i int) int
+	keep int
+}
+
+// total is what every entry of the section costs.
+func (s *section) total() int {
+	sum := 0
+	for i := range s.n {
+		sum += s.cost(i)
+	}
+	return sum
+}
+
+// fill keeps the entries of each section in turn, in order, while they fit.
+func fill(room int, secs ...*section) {
+	for _, s := range secs {
+		for s.keep < s.n {
+			c := s.cost(s.keep)
+			if c > room {
+				break
+			}
+			room -= c
+			s.keep++
+		}
+	}
+}
+
+// entryCost is what one list entry adds: its JSON and a separator, and
+// its display line.
+func entryCost(v any, line string) int {
+	data, _ := encodeJSON(v)
+	return jsonSize(data) + 2 + len(line)
+}
+
+// listHeads bounds the section headings a list display adds.
+const listHeads = 96
+
+// shortChars is the length of a title or about in a cut list; the item's
+// own message, or the party's, holds it in full.
+const shortChars = 200
+
+func short(s string) string {
+	if utf8.RuneCountInString(s) <= shortChars {
+		return s
+	}
+	i, n := 0, 0
+	for i = range s {
+		if n == shortChars {
+			break
+		}
+		n++
+	}
+	return s[:i] + "…"
+}
+
+func shortPtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := short(*s)
+	return &v
+}
+
+// omitted counts what a cut list answer left out, skipped entries included.
+type omitted struct {
+	WaitingOnMe   int `json:"waiting_on_me"`
+	Channels      int `json:"channels"`
+	WaitingOnPeer int `json:"waiting_on_peer"`
+	KnownParties  int `json:"known_parties,omitempty"`
+}
+
+func (o omitted) any() bool {
+	return o.WaitingOnMe+o.Channels+o.WaitingOnPeer+o.KnownParties > 0
+}
+
+// inboxAnswer is chat_inbox's result, and the heart of whoami's and
+// wait's: the store's inbox with its lists cut to the answer budget.
+type inboxAnswer struct {
+	Cut string `json:"cut,omitempty"`
+	store.Inbox
+	Omitted *omitted       `json:"omitted,omitempty"`
+	Next    map[string]any `json:"next,omitempty"`
+}
+
+// inboxCut is how an inbox is cut: items skipped, and for whoami the known
+// parties, which come after the channels and before what waits on peers.
+type inboxCut struct {
+	skip    int
+	parties []store.PartyInfo // nil for inbox and wait
+	// partySkip is how many known parties whoami skipped before parties.
+	partySkip int
+	// size is the whole answer's size around a given inbox answer, with
+	// the known parties given.
+	size func(inboxAnswer, []store.PartyInfo) int
+}
+
+// cutInbox keeps what fits budget of in's lists (after skip items) and of
+// the known parties, and says what it left out.
+func cutInbox(in store.Inbox, c inboxCut, budget int) (inboxAnswer, []store.PartyInfo) {
+	skipMe := min(c.skip, len(in.WaitingOnMe))
+	skipPeer := min(c.skip-skipMe, len(in.WaitingOnPeer))
+	in.WaitingOnMe, in.WaitingOnPeer = in.WaitingOnMe[skipMe:], in.WaitingOnPeer[skipPeer:]
+	ans := inboxAnswer{Inbox: in}
+	skipped := omitted{WaitingOnMe: skipMe, WaitingOnPeer: skipPeer, KnownParties: c.partySkip}
+	over := c.size(ans, c.parties) > budget
+	if over {
+		ans.Inbox, c.parties = shortInbox(in), shortParties(c.parties)
+	}
+	if over || skipped.any() {
+		return fitInbox(ans, c, skipped, budget)
+	}
+	return ans, c.parties
+}
+
+// fitInbox fills the inbox's lists, shortened, in the order of priority.
+func fitInbox(ans inboxAnswer, c inboxCut, skipped omitted, budget int) (inboxAnswer, []store.PartyInfo) {
+	in := ans.Inbox
+	me := &section{n: len(in.WaitingOnMe), cost: func(i int) int { return entryCost(in.WaitingOnMe[i], waitingOnMeLine(in.WaitingOnMe[i])) }}
+	chans := &section{n: len(in.Channels), cost: func(i int) int { return entryCost(in.Channels[i], channelUnreadLine(in.Channels[i])) }}
+	parties := &section{n: len(c.parties), cost: func(i int) int { return entryCost(c.parties[i], partyLine(c.parties[i])) }}
+	peer := &section{n: len(in.WaitingOnPeer), cost: func(i int) int {
+		return entryCost(in.WaitingOnPeer[i], waitingOnPeerLine(in.WaitingOnPeer[i]))
+	}}
+	worst := inboxAnswer{Inbox: in}
+	worst.Inbox.Channels, worst.Inbox.WaitingOnMe, worst.Inbox.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
+	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
+	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt}, span{math.MaxInt, math.MaxInt, math.MaxInt})
+	worst.Omitted = &worstOmitted
+	fill(budget-c.size(worst, []store.PartyInfo{})-listHeads, me, chans, parties, peer)
+	if me.keep < me.n {
+		peer.keep = 0 // items stay a prefix, so that skip goes on from here
+	}
+	ans.Channels, ans.WaitingOnMe, ans.WaitingOnPeer = in.Channels[:chans.keep], in.WaitingOnMe[:me.keep], in.WaitingOnPeer[:peer.keep]
+	left := omitted{
+		WaitingOnMe:   skipped.WaitingOnMe + me.n - me.keep,
+		Channels:      chans.n - chans.keep,
+		WaitingOnPeer: skipped.WaitingOnPeer + peer.n - peer.keep,
+		KnownParties:  skipped.KnownParties + parties.n - parties.keep,
+	}
+	if left.any() {
+		ans.Omitted = &left
+		items := span{first: skipped.WaitingOnMe + skipped.WaitingOnPeer, shown: me.keep + peer.keep}
+		items.total = items.first + me.n + peer.n
+		known := span{first: c.partySkip, shown: parties.keep, total: c.partySkip + parties.n}
+		ans.Cut, ans.Next = inboxCutLine(left, items, known)
+	}
+	return ans, c.parties[:parties.keep]
+}
+
+// span is the part of a list an answer shows: entries first+1 to
+// first+shown of total.
+type span struct{ first, shown, total int }
+
+// rest is the skip that shows what comes after the span, or 0 for none.
+func (s span) rest() int {
+	if s.first+s.shown < s.total {
+		return s.first + s.shown
+	}
+	return 0
+}
+
+// inboxCutLine says what a cut inbox left out and which calls show it.
+func inboxCutLine(left omitted, items, known span) (string, map[string]any) {
+	var b strings.Builder
+	next := map[string]any{}
+	fmt.Fprintf(&b, "%s: ", cutNote)
+	if left.WaitingOnMe+left.WaitingOnPeer > 0 {
+		fmt.Fprintf(&b, "items %d–%d of %d are here (%d waiting on you and %d waiting on peers are not)", items.first+1, items.first+items.shown, items.total, left.WaitingOnMe, left.WaitingOnPeer)
+		if rest := items.rest(); rest > 0 {
+			b.WriteString("; " + nextCall(next, "chat_inbox", map[string]any{"skip": rest}) + " shows the next")
+		}
+		if items.first > 0 {
+			b.WriteString("; chat_inbox shows the first")
+		}
+		b.WriteString(". ")
+	}
+	if left.Channels > 0 {
+		fmt.Fprintf(&b, "%s not listed: %s lists them. ", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+	}
+	if left.KnownParties > 0 {
+		fmt.Fprintf(&b, "%d known %s not listed", left.KnownParties, map[bool]string{true: "party", false: "parties"}[left.KnownParties == 1])
+		if rest := known.rest(); rest > 0 {
+			b.WriteString(": " + nextCall(next, "chat_whoami", map[string]any{"skip": rest}) + " lists the next")
+		}
+		b.WriteString(". ")
+	}
+	return strings.TrimSpace(b.String()), next
+}
+
+// nextCall records a call that shows the rest of an answer in next (tool
+// name → arguments) and writes it as the cut line names it.
+func nextCall(next map[string]any, tool string, args map[string]any) string {
+	next[tool] = args
+	data, _ := encodeJSON(args)
+	return tool + " " + string(data)
+}
+
+// shortInbox is in with long titles shortened.
+func shortInbox(in store.Inbox) store.Inbox {
+	me := make([]store.WaitingOnMe, len(in.WaitingOnMe))
+	for i, w := range in.WaitingOnMe {
+		w.Title = short(w.Title)
+		me[i] = w
+	}
+	peer := make([]store.WaitingOnPeer, len(in.WaitingOnPeer))
+	for i, w := range in.WaitingOnPeer {
+		w.Title = short(w.Title)
+		peer[i] = w
+	}
+	in.WaitingOnMe, in.WaitingOnPeer = me, peer
+	return in
+}
+
+// shortParties is list with long abouts shortened.
+func shortParties(list []store.PartyInfo) []store.PartyInfo {
+	if list == nil {
+		return nil
+	}
+	out := make([]store.PartyInfo, len(list))
+	for i, p := range list {
+		p.About = shortPtr(p.About)
+		out[i] = p
+	}
+	return out
+}
+
+// noParties sizes an answer that lists no known parties (inbox, wait).
+func noParties(size func(inboxAnswer) int) func(inboxAnswer, []store.PartyInfo) int {
+	return func(a inboxAnswer, _ []store.PartyInfo) int { return size(a) }
+}
+
+// sizeOf is an answer's size.
+func sizeOf(display string, value any) int {
+	data, _ := encodeJSON(value)
+	return answerSize(display, data)
+}

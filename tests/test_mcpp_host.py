@@ -211,6 +211,46 @@ class WorkedExampleTest(Isolated):
         self.assertLess(elapsed, 15)
 
 
+class AnswerBudgetTest(Isolated):
+    """The host joins the display and json.dumps(result) — with its spaces
+    and every non-ASCII character escaped — into what reaches the model;
+    that stays within chat.answer_budget_chars, and reading page by page
+    through the host delivers every message once."""
+
+    BUDGET = 32000
+
+    def test_backlog_reaches_the_model_whole(self):
+        gw, _ = self.repo("mesh-gw")
+        dash, _ = self.repo("node-dash")
+        self.ok(dash, "chat_whoami")
+        self.ok(gw, "chat_channel_new", {"name": "gw--dash", "parties": ["node-dash"]})
+        sent = {}
+        for i in range(1, 61):
+            # Non-ASCII text costs six characters a letter in json.dumps.
+            text = f"backlog {i}: " + ("é漢 " * 60 + "plain words ") * 3
+            r = self.ok(gw, "chat_say", {"text": text, "channel": "gw--dash"})
+            sent[r["seq"]] = text.strip()
+        got, args, pages = {}, {"channel": "gw--dash"}, 0
+        while True:
+            reply, contents = self.host.call(dash, "chat_read", args)
+            self.assertTrue(reply.get("success"), reply)
+            size = len(contents[0]) + len(contents[1])
+            self.assertLessEqual(size, self.BUDGET, f"page {pages + 1}: {size} characters reach the model")
+            result = json.loads(contents[1])
+            pages += 1
+            for m in result["messages"]:
+                self.assertNotIn(m["seq"], got, f"#{m['seq']} delivered twice")
+                got[m["seq"]] = m["body"]
+            nxt = (result.get("next") or {}).get("chat_read")
+            if nxt is None:
+                break
+            args = nxt
+        self.assertGreater(pages, 1, "60 long messages fit one page: the test does not exercise the budget")
+        self.assertEqual(got, sent)
+        inbox = self.ok(dash, "chat_inbox")
+        self.assertEqual(inbox["unread_total"], 0)
+
+
 class InfoTest(Isolated):
     def test_get_info(self):
         root, start = self.repo("mesh-gw", "docs")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -131,5 +132,59 @@ func BenchmarkStdioCall(b *testing.B) {
 				receive()
 			}
 		})
+	}
+}
+
+// BenchmarkAnswerSize reports the characters an answer costs a client (the
+// budget's measure: display bytes + JSON as json.dumps writes it) at 10,
+// 100 and 1,000 live items, next to the same answer with no budget — the
+// whole state, as the Python edition and our earlier releases answered:
+//   go test -run '^$' -bench AnswerSize -benchtime 1x ./tools/
+func BenchmarkAnswerSize(b *testing.B) {
+	parties := make([]store.Identity, 10)
+	for i := range parties {
+		name := fmt.Sprintf("party-%02d", i)
+		parties[i] = store.Identity{Name: name, Workspace: "/srv/" + name}
+	}
+	for _, live := range []int{10, 100, 1000} {
+		db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "chat.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		spec := store.BenchSpec(parties, 1000)
+		spec.LiveItems = live
+		if _, err := db.Seed(context.Background(), spec); err != nil {
+			b.Fatal(err)
+		}
+		manifest, err := LoadManifest()
+		if err != nil {
+			b.Fatal(err)
+		}
+		bounded := &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: parties[0]}
+		unbounded := *bounded
+		unbounded.Config.Chat.AnswerBudget = math.MaxInt32
+		for _, c := range []struct{ tool, args string }{
+			{"chat_inbox", `{}`},
+			{"chat_whoami", `{}`},
+			{"chat_read", `{"channel":"ch-00","peek":true,"since":0}`},
+		} {
+			b.Run(fmt.Sprintf("%s/live=%d", c.tool, live), func(b *testing.B) {
+				var size, whole int
+				for i := 0; i < b.N; i++ {
+					res, err := bounded.Call(context.Background(), c.tool, json.RawMessage(c.args))
+					if err != nil {
+						b.Fatal(err)
+					}
+					all, err := unbounded.Call(context.Background(), c.tool, json.RawMessage(c.args))
+					if err != nil {
+						b.Fatal(err)
+					}
+					size, whole = answerSize(res.Display, res.JSON), answerSize(all.Display, all.JSON)
+				}
+				b.ReportMetric(float64(size), "chars/answer")
+				b.ReportMetric(float64(whole), "unbounded-chars")
+			})
+		}
+		db.Close()
 	}
 }

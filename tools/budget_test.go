@@ -487,3 +487,26 @@ func TestAnswersThatEchoLongTextsFit(t *testing.T) {
 		t.Fatalf("an error echoing a 60,000-character argument: %d characters", len(fmt.Sprint(err)))
 	}
 }
+
+// A list's entries, measured one by one, add up to the list as json.dumps
+// writes it: the fill's arithmetic is exact.
+func TestElementSizesAddUpToTheList(t *testing.T) {
+	list := []any{
+		map[string]any{"title": "a [b] {c}, \"d\": é 漢 🙂", "n": 1, "list": []string{"x", "y,z"}},
+		"plain, string",
+		[]int{1, 2, 3},
+		map[string]any{},
+	}
+	data, err := encodeJSON(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := elementSizes(data)
+	sum := 0
+	for _, n := range sizes {
+		sum += n
+	}
+	if len(sizes) != len(list) || sum != jsonSize(data) {
+		t.Fatalf("%d elements summing to %d; want %d summing to %d", len(sizes), sum, len(list), jsonSize(data))
+	}
+}

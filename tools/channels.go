@@ -93,7 +93,7 @@ func cutChannels(all []store.ChannelInfo, everyChannel bool, skip, budget int) c
 	worst := channelListAnswer{ChannelList: store.ChannelList{Channels: []store.ChannelInfo{}}}
 	worst.Cut, worst.Next = channelsCutLine(span{math.MaxInt, math.MaxInt, math.MaxInt}, everyChannel)
 	worst.Omitted = math.MaxInt
-	sec := &section{n: len(list), cost: func(i int) int { return entryCost(list[i], channelLine(list[i])) }}
+	sec := sectionOf(list, channelLine)
 	fill(budget-sizeOf(renderChannelList(worst), worst), sec)
 	shown := span{first: skip, shown: sec.keep, total: len(all)}
 	ans.Channels = list[:sec.keep]

@@ -16,19 +16,31 @@ import (
 // that shows it. Each list keeps a prefix, so that call's skip goes on
 // exactly where the answer stopped.
 
-// section is one list of an answer: its length, what each entry costs,
-// and how many entries a fill keeps.
+// section is one list of an answer: what each entry costs, and how many
+// entries a fill keeps.
 type section struct {
-	n    int
-	cost func(i int) int
-	keep int
+	costs []int
+	keep  int
 }
+
+// sectionOf costs a list's entries: each one's share of the list's JSON
+// (the list encoded once, measured element by element) and its display line.
+func sectionOf[T any](list []T, line func(T) string) *section {
+	data, _ := encodeJSON(list)
+	costs := elementSizes(data)
+	for i, e := range list {
+		costs[i] += len(line(e))
+	}
+	return &section{costs: costs}
+}
+
+func (s *section) n() int { return len(s.costs) }
 
 // total is what every entry of the section costs.
 func (s *section) total() int {
 	sum := 0
-	for i := range s.n {
-		sum += s.cost(i)
+	for _, c := range s.costs {
+		sum += c
 	}
 	return sum
 }
@@ -36,22 +48,46 @@ func (s *section) total() int {
 // fill keeps the entries of each section in turn, in order, while they fit.
 func fill(room int, secs ...*section) {
 	for _, s := range secs {
-		for s.keep < s.n {
-			c := s.cost(s.keep)
-			if c > room {
-				break
-			}
-			room -= c
+		for s.keep < s.n() && s.costs[s.keep] <= room {
+			room -= s.costs[s.keep]
 			s.keep++
 		}
 	}
 }
 
-// entryCost is what one list entry adds: its JSON and a separator, and
-// its display line.
-func entryCost(v any, line string) int {
-	data, _ := encodeJSON(v)
-	return jsonSize(data) + 2 + len(line)
+// elementSizes measures each element of an encoded JSON array as jsonSize
+// does, plus the separator json.dumps writes after it.
+func elementSizes(array []byte) []int {
+	var out []int
+	depth, start := 0, 0
+	inString, escaped := false, false
+	for i, c := range array {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			if depth == 1 {
+				start = i + 1
+			}
+		case (c == ']' || c == '}') && depth == 1 && i > start, c == ',' && depth == 1:
+			out = append(out, jsonSize(array[start:i])+2)
+			start = i + 1
+		}
+		if !inString && (c == ']' || c == '}') {
+			depth--
+		}
+	}
+	return out
 }
 
 // listHeads bounds the section headings a list display adds.
@@ -124,46 +160,59 @@ func cutInbox(in store.Inbox, c inboxCut, budget int) (inboxAnswer, []store.Part
 	in.WaitingOnMe, in.WaitingOnPeer = in.WaitingOnMe[skipMe:], in.WaitingOnPeer[skipPeer:]
 	ans := inboxAnswer{Inbox: in}
 	skipped := omitted{WaitingOnMe: skipMe, WaitingOnPeer: skipPeer, KnownParties: c.partySkip}
-	over := c.size(ans, c.parties) > budget
-	if over {
+	secs := inboxSections(in, c.parties)
+	empty := ans
+	empty.Channels, empty.WaitingOnMe, empty.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
+	whole := c.size(empty, []store.PartyInfo{}) + listHeads
+	for _, sec := range secs {
+		whole += sec.total()
+	}
+	if whole <= budget && !skipped.any() {
+		return ans, c.parties
+	}
+	if whole > budget && hasLongTexts(in, c.parties) {
 		ans.Inbox, c.parties = shortInbox(in), shortParties(c.parties)
+		secs = inboxSections(ans.Inbox, c.parties)
 	}
-	if over || skipped.any() {
-		return fitInbox(ans, c, skipped, budget)
-	}
-	return ans, c.parties
+	return fitInbox(ans, c, secs, skipped, budget)
 }
 
-// fitInbox fills the inbox's lists, shortened, in the order of priority.
-func fitInbox(ans inboxAnswer, c inboxCut, skipped omitted, budget int) (inboxAnswer, []store.PartyInfo) {
+// inboxSections are the lists of an inbox answer in the order of priority:
+// what waits on you, your channels, the known parties, what waits on peers.
+func inboxSections(in store.Inbox, parties []store.PartyInfo) [4]*section {
+	return [4]*section{
+		sectionOf(in.WaitingOnMe, waitingOnMeLine),
+		sectionOf(in.Channels, channelUnreadLine),
+		sectionOf(parties, partyLine),
+		sectionOf(in.WaitingOnPeer, waitingOnPeerLine),
+	}
+}
+
+// fitInbox fills the inbox's lists in the order of priority.
+func fitInbox(ans inboxAnswer, c inboxCut, secs [4]*section, skipped omitted, budget int) (inboxAnswer, []store.PartyInfo) {
 	in := ans.Inbox
-	me := &section{n: len(in.WaitingOnMe), cost: func(i int) int { return entryCost(in.WaitingOnMe[i], waitingOnMeLine(in.WaitingOnMe[i])) }}
-	chans := &section{n: len(in.Channels), cost: func(i int) int { return entryCost(in.Channels[i], channelUnreadLine(in.Channels[i])) }}
-	parties := &section{n: len(c.parties), cost: func(i int) int { return entryCost(c.parties[i], partyLine(c.parties[i])) }}
-	peer := &section{n: len(in.WaitingOnPeer), cost: func(i int) int {
-		return entryCost(in.WaitingOnPeer[i], waitingOnPeerLine(in.WaitingOnPeer[i]))
-	}}
+	me, chans, parties, peer := secs[0], secs[1], secs[2], secs[3]
 	worst := inboxAnswer{Inbox: in}
 	worst.Inbox.Channels, worst.Inbox.WaitingOnMe, worst.Inbox.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
 	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
 	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt}, span{math.MaxInt, math.MaxInt, math.MaxInt})
 	worst.Omitted = &worstOmitted
 	fill(budget-c.size(worst, []store.PartyInfo{})-listHeads, me, chans, parties, peer)
-	if me.keep < me.n {
+	if me.keep < me.n() {
 		peer.keep = 0 // items stay a prefix, so that skip goes on from here
 	}
 	ans.Channels, ans.WaitingOnMe, ans.WaitingOnPeer = in.Channels[:chans.keep], in.WaitingOnMe[:me.keep], in.WaitingOnPeer[:peer.keep]
 	left := omitted{
-		WaitingOnMe:   skipped.WaitingOnMe + me.n - me.keep,
-		Channels:      chans.n - chans.keep,
-		WaitingOnPeer: skipped.WaitingOnPeer + peer.n - peer.keep,
-		KnownParties:  skipped.KnownParties + parties.n - parties.keep,
+		WaitingOnMe:   skipped.WaitingOnMe + me.n() - me.keep,
+		Channels:      chans.n() - chans.keep,
+		WaitingOnPeer: skipped.WaitingOnPeer + peer.n() - peer.keep,
+		KnownParties:  skipped.KnownParties + parties.n() - parties.keep,
 	}
 	if left.any() {
 		ans.Omitted = &left
 		items := span{first: skipped.WaitingOnMe + skipped.WaitingOnPeer, shown: me.keep + peer.keep}
-		items.total = items.first + me.n + peer.n
-		known := span{first: c.partySkip, shown: parties.keep, total: c.partySkip + parties.n}
+		items.total = items.first + me.n() + peer.n()
+		known := span{first: c.partySkip, shown: parties.keep, total: c.partySkip + parties.n()}
 		ans.Cut, ans.Next = inboxCutLine(left, items, known)
 	}
 	return ans, c.parties[:parties.keep]
@@ -215,6 +264,27 @@ func nextCall(next map[string]any, tool string, args map[string]any) string {
 	next[tool] = args
 	data, _ := encodeJSON(args)
 	return tool + " " + string(data)
+}
+
+// hasLongTexts reports whether a title or about would be shortened.
+func hasLongTexts(in store.Inbox, parties []store.PartyInfo) bool {
+	long := func(s string) bool { return len(s) > shortChars && utf8.RuneCountInString(s) > shortChars }
+	for _, w := range in.WaitingOnMe {
+		if long(w.Title) {
+			return true
+		}
+	}
+	for _, w := range in.WaitingOnPeer {
+		if long(w.Title) {
+			return true
+		}
+	}
+	for _, p := range parties {
+		if p.About != nil && long(*p.About) {
+			return true
+		}
+	}
+	return false
 }
 
 // shortInbox is in with long titles shortened.

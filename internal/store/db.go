@@ -60,6 +60,8 @@ type DB struct {
 	notify   notifier
 	// sweeps lets reads skip an archive sweep that would find nothing.
 	sweeps sweepMemo
+	// answers lets inbox and whoami answer again from an unchanged state.
+	answers answerMemo
 	// backup, if set by DailyBackup, copies the database once a day.
 	backup *dailyBackup
 	// stmts keeps the queries prepared across calls.

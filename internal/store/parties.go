@@ -20,6 +20,8 @@ type Identity struct {
 type party struct {
 	id   int64
 	name string
+	// lastSeen is the party's last_seen as me left it.
+	lastSeen string
 }
 
 // lastSeenEvery bounds how often a read-only call writes last_seen, so that
@@ -31,18 +33,18 @@ const lastSeenEvery = time.Minute
 // afterwards.
 func (t *tx) me(id Identity, writing bool) (party, error) {
 	var p party
-	var lastSeen string
-	err := t.row(`SELECT id, name, last_seen FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&p.id, &p.name, &lastSeen)
+	err := t.row(`SELECT id, name, last_seen FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&p.id, &p.name, &p.lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t.newParty(id)
 	}
 	if err != nil {
 		return party{}, err
 	}
-	if writing || stale(lastSeen, t.now) {
+	if writing || stale(p.lastSeen, t.now) {
 		if _, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id); err != nil {
 			return party{}, err
 		}
+		p.lastSeen = t.now
 	}
 	return p, nil
 }

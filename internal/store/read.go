@@ -293,15 +293,23 @@ type WaitingOnPeer struct {
 	WaitingOn []string `json:"waiting_on"`
 }
 
-// Inbox reports the caller's channels, unread counts and live items.
+// Inbox reports the caller's channels, unread counts and live items. The
+// lists it returns may be shared with other calls (answerMemo): callers
+// must not change them.
 func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
-	var out Inbox
 	sweep := d.readSweep()
+	key := "inbox\x00" + me.Workspace
+	if v, ok := d.answers.lookup(sweep, key); ok {
+		return v.(Inbox), nil
+	}
+	var out Inbox
+	var seen string
 	err := d.view(ctx, func(t *tx) error {
 		p, err := t.me(me, false)
 		if err != nil {
 			return err
 		}
+		seen = p.lastSeen
 		if _, err := sweep.run(t, p); err != nil {
 			return err
 		}
@@ -310,6 +318,7 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 	})
 	if err == nil {
 		sweep.committed()
+		d.answers.keep(sweep, key, out, seen)
 	}
 	return out, err
 }
@@ -451,17 +460,23 @@ type Whoami struct {
 // Whoami reports identity, channels, what waits, and the known parties;
 // a non-empty about updates the caller's self-description.
 func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, error) {
-	var out Whoami
 	run := d.view
 	if about != "" {
 		run = d.update
 	}
 	sweep := d.readSweep()
+	key := "whoami\x00" + me.Workspace
+	if v, ok := d.answers.lookup(sweep, key); ok && about == "" {
+		return v.(Whoami), nil
+	}
+	var out Whoami
+	var seen string
 	err := run(ctx, func(t *tx) error {
 		p, err := t.me(me, about != "")
 		if err != nil {
 			return err
 		}
+		seen = p.lastSeen
 		if about != "" {
 			if _, err := t.exec(`UPDATE parties SET about = ? WHERE id = ?`, about, p.id); err != nil {
 				return err
@@ -485,6 +500,7 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 	})
 	if err == nil {
 		sweep.committed()
+		d.answers.keep(sweep, key, out, seen)
 	}
 	return out, err
 }

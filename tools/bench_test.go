@@ -139,7 +139,8 @@ func BenchmarkStdioCall(b *testing.B) {
 // budget's measure: display bytes + JSON as json.dumps writes it) at 10,
 // 100 and 1,000 live items, next to the same answer with no budget — the
 // whole state, as the Python edition and our earlier releases answered:
-//   go test -run '^$' -bench AnswerSize -benchtime 1x ./tools/
+//
+//	go test -run '^$' -bench AnswerSize -benchtime 1x ./tools/
 func BenchmarkAnswerSize(b *testing.B) {
 	parties := make([]store.Identity, 10)
 	for i := range parties {

@@ -12,8 +12,9 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-// fixtureDir holds the database the Python edition wrote and its answers.
-const fixtureDir = "../../shared/fixtures"
+// fixtureDir holds the database the Python edition wrote and its answers
+// (a copy of the shared reference fixtures; see its README).
+const fixtureDir = "testdata/python-edition"
 
 type fixtureCase struct {
 	Workspace string          `json:"workspace"`
@@ -29,7 +30,7 @@ type fixtureCase struct {
 func TestPythonFixtureAnswers(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(fixtureDir, "reference-v1.expected.json"))
 	if err != nil {
-		t.Skipf("fixtures not present beside the checkout: %v", err)
+		t.Fatal(err)
 	}
 	var cases []fixtureCase
 	if err := json.Unmarshal(data, &cases); err != nil {
@@ -74,7 +75,7 @@ func openFixtureCopy(t *testing.T) *store.DB {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(fixtureDir, "reference-v1.db"))
 	if err != nil {
-		t.Skipf("fixtures not present beside the checkout: %v", err)
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "chat.db")
 	if err := os.WriteFile(path, src, 0o600); err != nil {

@@ -162,7 +162,7 @@ func BenchmarkAnswerSize(b *testing.B) {
 			b.Fatal(err)
 		}
 		bounded := &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: parties[0]}
-		unbounded := *bounded
+		unbounded := &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: parties[0]}
 		unbounded.Config.Chat.AnswerBudget = math.MaxInt32
 		for _, c := range []struct{ tool, args string }{
 			{"chat_inbox", `{}`},

@@ -121,19 +121,21 @@ const defaultBudget = 32000
 // cutNote starts the one line that says an answer was cut, in both contents.
 const cutNote = "CUT TO FIT ONE ANSWER"
 
-// finish encodes a tool's answer and, if a tool did not keep within the
+// finish encodes a tool's answer (unless it is already) and, if a tool did not keep within the
 // budget itself, cuts it generically: the longest texts first, then the
 // longest lists. The tools that can grow with the history (read, inbox,
 // whoami, wait, channel_list) fit themselves, with counts and the call that
 // shows the rest; this is the net under the answers that echo one text
 // (an item's body after an ack, a 64 KiB title after an ask).
 func (s *Service) finish(res Result) (Result, error) {
-	data, err := encodeJSON(res.Value)
-	if err != nil {
-		return Result{}, fmt.Errorf("encode the result: %w", err)
+	if res.JSON == nil {
+		data, err := encodeJSON(res.Value)
+		if err != nil {
+			return Result{}, fmt.Errorf("encode the result: %w", err)
+		}
+		res.JSON = data
 	}
-	res.JSON = data
-	if answerSize(res.Display, data) <= s.budget() {
+	if answerSize(res.Display, res.JSON) <= s.budget() {
 		return res, nil
 	}
 	return shrink(res, s.budget())

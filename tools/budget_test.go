@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -430,10 +431,10 @@ func TestWhoamiAndChannelListPage(t *testing.T) {
 	p := newPair(t)
 	about := strings.Repeat("a long description of this repository ", 160) // 6 KB
 	for i := range 150 {
-		s := *p.reader
-		s.Me = store.Identity{Name: fmt.Sprintf("party-%03d", i), Workspace: fmt.Sprintf("/srv/party-%03d", i)}
-		p.call(&s, "chat_whoami", map[string]any{"about": about}, nil)
-		p.call(&s, "chat_channel_new", map[string]any{"name": fmt.Sprintf("ch-%03d", i), "about": about}, nil)
+		s := &Service{DB: p.reader.DB, Config: p.reader.Config, Manifest: p.reader.Manifest,
+			Me: store.Identity{Name: fmt.Sprintf("party-%03d", i), Workspace: fmt.Sprintf("/srv/party-%03d", i)}}
+		p.call(s, "chat_whoami", map[string]any{"about": about}, nil)
+		p.call(s, "chat_channel_new", map[string]any{"name": fmt.Sprintf("ch-%03d", i), "about": about}, nil)
 	}
 	for _, c := range []struct {
 		tool, list string
@@ -508,5 +509,36 @@ func TestElementSizesAddUpToTheList(t *testing.T) {
 	}
 	if len(sizes) != len(list) || sum != jsonSize(data) {
 		t.Fatalf("%d elements summing to %d; want %d summing to %d", len(sizes), sum, len(list), jsonSize(data))
+	}
+}
+
+// An inbox asked for again on an unchanged database is the answer it got
+// before (not cut and rendered again); after a write it is the new one.
+func TestRepeatedInboxAnswersTheNewState(t *testing.T) {
+	p := newPair(t)
+	for i := 1; i <= 3; i++ {
+		p.say("news")
+		remembered := false
+		for end := time.Now().Add(10 * time.Second); !remembered && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			var in struct {
+				UnreadTotal int `json:"unread_total"`
+			}
+			p.call(p.reader, "chat_inbox", map[string]any{}, &in)
+			if in.UnreadTotal != i {
+				t.Fatalf("inbox after %d says: unread %d", i, in.UnreadTotal)
+			}
+			last := p.reader.last.Load()
+			remembered = last != nil && strings.HasPrefix(last.key, "chat_inbox")
+		}
+		if !remembered {
+			t.Fatal("the inbox of a settled database was never remembered")
+		}
+		var again struct {
+			UnreadTotal int `json:"unread_total"`
+		}
+		p.call(p.reader, "chat_inbox", map[string]any{}, &again) // answered from what was remembered
+		if again.UnreadTotal != i {
+			t.Fatalf("the remembered inbox says unread %d, want %d", again.UnreadTotal, i)
+		}
 	}
 }

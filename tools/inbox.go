@@ -22,10 +22,12 @@ func inbox(ctx context.Context, s *Service, raw json.RawMessage) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	ans, _ := cutInbox(in, inboxCut{skip: a.Skip, size: noParties(func(a inboxAnswer) int {
-		return sizeOf(renderInboxAnswer(a), a)
-	})}, s.budget())
-	return Result{Display: renderInboxAnswer(ans), Value: ans}, nil
+	return s.sameAnswer("chat_inbox", raw, in.State, func() Result {
+		ans, _ := cutInbox(in, inboxCut{skip: a.Skip, size: noParties(func(a inboxAnswer) int {
+			return sizeOf(renderInboxAnswer(a), a)
+		})}, s.budget())
+		return Result{Display: renderInboxAnswer(ans), Value: ans}
+	})
 }
 
 // renderInboxAnswer is the inbox display, under its cut line if it has one.
@@ -61,14 +63,16 @@ func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	skip := min(a.Skip, len(w.KnownParties))
-	size := func(in inboxAnswer, parties []store.PartyInfo) int {
+	return s.sameAnswer("chat_whoami", raw, w.State, func() Result {
+		skip := min(a.Skip, len(w.KnownParties))
+		size := func(in inboxAnswer, parties []store.PartyInfo) int {
+			ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
+			return sizeOf(renderWhoami(ans), ans)
+		}
+		in, parties := cutInbox(w.Inbox, inboxCut{parties: w.KnownParties[skip:], partySkip: skip, size: size}, s.budget())
 		ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
-		return sizeOf(renderWhoami(ans), ans)
-	}
-	in, parties := cutInbox(w.Inbox, inboxCut{parties: w.KnownParties[skip:], partySkip: skip, size: size}, s.budget())
-	ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
-	return Result{Display: renderWhoami(ans), Value: ans}, nil
+		return Result{Display: renderWhoami(ans), Value: ans}
+	})
 }
 
 func renderWhoami(w whoamiAnswer) string {

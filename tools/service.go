@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -25,6 +26,36 @@ type Service struct {
 	// Changed blocks until the database may have changed or ctx ends.
 	// nil means poll once a second.
 	Changed func(ctx context.Context) error
+
+	// last is the newest inbox or whoami answer, with the call and the
+	// database state it answered (see sameAnswer).
+	last atomic.Pointer[lastAnswer]
+}
+
+// lastAnswer is a finished answer and what it answered.
+type lastAnswer struct {
+	key string
+	res Result
+}
+
+// sameAnswer gives a read-only call on a known database state
+// (store.Inbox.State) the answer the same call got on that state last
+// time, instead of cutting and rendering it again; build makes it
+// otherwise. An agent asks for its inbox far more often than anyone writes.
+func (s *Service) sameAnswer(tool string, args json.RawMessage, state string, build func() Result) (Result, error) {
+	if state == "" {
+		return build(), nil
+	}
+	key := tool + "\x00" + string(args) + "\x00" + state
+	if last := s.last.Load(); last != nil && last.key == key {
+		return last.res, nil
+	}
+	res, err := s.finish(build())
+	if err != nil {
+		return Result{}, err
+	}
+	s.last.Store(&lastAnswer{key: key, res: res})
+	return res, nil
 }
 
 // Result is a successful call: display markdown for the user and the

@@ -44,22 +44,27 @@ func (m *answerMemo) lookup(s *readSweep, key string) (any, bool) {
 	return e.value, true
 }
 
-// keep records the answer of a call that read the state at s.fp, once it
-// has committed: only if no commit landed since the fingerprint was taken
-// (the call's own included), so that the state it read is that one.
-// lastSeen is the party's last_seen as the call found it.
-func (m *answerMemo) keep(s *readSweep, key string, value any, lastSeen string) {
-	seen, err := time.Parse(time.RFC3339Nano, lastSeen)
-	if !s.known || err != nil {
-		return
+// settled reports whether no commit landed since s's fingerprint was taken
+// (a call's own included): then what the call read is the state s.fp names.
+func (m *answerMemo) settled(s *readSweep) bool {
+	if !s.known {
+		return false
 	}
-	if now, ok := Fingerprint(s.path); !ok || now != s.fp {
+	now, ok := Fingerprint(s.path)
+	return ok && now == s.fp
+}
+
+// keep records the answer of a call that read the state fp, once it has
+// committed; lastSeen is the party's last_seen as the call found it.
+func (m *answerMemo) keep(fp, key string, value any, lastSeen string) {
+	seen, err := time.Parse(time.RFC3339Nano, lastSeen)
+	if err != nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fp != s.fp {
-		m.fp, m.entries = s.fp, map[string]memoEntry{}
+	if m.fp != fp {
+		m.fp, m.entries = fp, map[string]memoEntry{}
 	}
 	m.entries[key] = memoEntry{value: value, until: seen.Add(lastSeenEvery)}
 }

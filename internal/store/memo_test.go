@@ -61,11 +61,11 @@ func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 		t.Skip("fingerprint unknown")
 	}
 	old := time.Now().Add(-lastSeenEvery - time.Second).UTC().Format(time.RFC3339Nano)
-	db.answers.keep(s, "k", "v", old)
+	db.answers.keep(s.fp, "k", "v", old)
 	if _, ok := db.answers.lookup(s, "k"); ok {
 		t.Fatal("an entry whose last_seen is stale still answers")
 	}
-	db.answers.keep(s, "k", "v", time.Now().UTC().Format(time.RFC3339Nano))
+	db.answers.keep(s.fp, "k", "v", time.Now().UTC().Format(time.RFC3339Nano))
 	if _, ok := db.answers.lookup(s, "k"); !ok {
 		t.Fatal("a fresh entry at an unchanged state does not answer")
 	}

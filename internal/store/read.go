@@ -246,6 +246,10 @@ type Inbox struct {
 	UnreadTotal   int             `json:"unread_total"`
 	WaitingOnMe   []WaitingOnMe   `json:"waiting_on_me"`
 	WaitingOnPeer []WaitingOnPeer `json:"waiting_on_peer"`
+	// State names the database state the inbox was read at (its
+	// Fingerprint), "" when unknown: one party's inboxes with the same
+	// State are the same.
+	State string `json:"-"`
 }
 
 // ChannelUnread is one of the caller's channels in the inbox.
@@ -318,7 +322,10 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 	})
 	if err == nil {
 		sweep.committed()
-		d.answers.keep(sweep, key, out, seen)
+		if d.answers.settled(sweep) {
+			out.State = sweep.fp
+			d.answers.keep(sweep.fp, key, out, seen)
+		}
 	}
 	return out, err
 }
@@ -500,7 +507,10 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 	})
 	if err == nil {
 		sweep.committed()
-		d.answers.keep(sweep, key, out, seen)
+		if d.answers.settled(sweep) {
+			out.State = sweep.fp
+			d.answers.keep(sweep.fp, key, out, seen)
+		}
 	}
 	return out, err
 }

@@ -23,9 +23,7 @@ func inbox(ctx context.Context, s *Service, raw json.RawMessage) (Result, error)
 		return Result{}, err
 	}
 	return s.sameAnswer("chat_inbox", raw, in.State, func() Result {
-		ans, _ := cutInbox(in, inboxCut{skip: a.Skip, size: noParties(func(a inboxAnswer) int {
-			return sizeOf(renderInboxAnswer(a), a)
-		})}, s.budget())
+		ans := cutInbox(in, a.Skip, func(a inboxAnswer) int { return sizeOf(renderInboxAnswer(a), a) }, s.budget())
 		return Result{Display: renderInboxAnswer(ans), Value: ans}
 	})
 }
@@ -43,14 +41,6 @@ func cutHead(cut string) string {
 	return "**" + cut + "**\n\n"
 }
 
-// whoamiAnswer is chat_whoami's result: the inbox plus identity and the
-// known parties, cut to the budget like the inbox.
-type whoamiAnswer struct {
-	inboxAnswer
-	About        *string           `json:"about"`
-	KnownParties []store.PartyInfo `json:"known_parties"`
-}
-
 func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
 	var a struct {
 		About string `json:"about"`
@@ -64,27 +54,103 @@ func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error
 		return Result{}, err
 	}
 	return s.sameAnswer("chat_whoami", raw, w.State, func() Result {
-		skip := min(a.Skip, len(w.KnownParties))
-		size := func(in inboxAnswer, parties []store.PartyInfo) int {
-			ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
-			return sizeOf(renderWhoami(ans), ans)
-		}
-		in, parties := cutInbox(w.Inbox, inboxCut{parties: w.KnownParties[skip:], partySkip: skip, size: size}, s.budget())
-		ans := whoamiAnswer{inboxAnswer: in, About: w.About, KnownParties: parties}
+		ans := cutWhoami(w, min(a.Skip, len(w.KnownParties)), s.budget())
 		return Result{Display: renderWhoami(ans), Value: ans}
 	})
+}
+
+// whoamiAnswer is chat_whoami's result with its lists — your channels,
+// then the known parties — cut to the answer budget.
+type whoamiAnswer struct {
+	Cut string `json:"cut,omitempty"`
+	store.Whoami
+	Omitted *whoamiOmitted `json:"omitted,omitempty"`
+	Next    map[string]any `json:"next,omitempty"`
+}
+
+// whoamiOmitted counts what a cut whoami left out, skipped parties included.
+type whoamiOmitted struct {
+	Channels     int `json:"channels"`
+	KnownParties int `json:"known_parties"`
+}
+
+// cutWhoami keeps the channels and, after skip, the known parties that fit.
+func cutWhoami(w store.Whoami, skip, budget int) whoamiAnswer {
+	w.KnownParties = w.KnownParties[skip:]
+	ans := whoamiAnswer{Whoami: w}
+	empty := ans
+	empty.Channels, empty.KnownParties = []store.ChannelUnread{}, []store.PartyInfo{}
+	chans, parties := sectionOf(w.Channels, channelUnreadLine), sectionOf(w.KnownParties, partyLine)
+	if whole := sizeOf(renderWhoami(empty), empty) + listHeads + chans.total() + parties.total(); whole <= budget && skip == 0 {
+		return ans
+	} else if whole > budget && hasLongAbouts(w.KnownParties) {
+		ans.KnownParties = shortParties(w.KnownParties)
+		parties = sectionOf(ans.KnownParties, partyLine)
+	}
+	worst := empty
+	worst.Omitted = &whoamiOmitted{math.MaxInt, math.MaxInt}
+	worst.Cut, worst.Next = whoamiCutLine(*worst.Omitted, span{math.MaxInt, math.MaxInt, math.MaxInt})
+	fill(budget-sizeOf(renderWhoami(worst), worst)-listHeads, chans, parties)
+	ans.Channels, ans.KnownParties = w.Channels[:chans.keep], ans.KnownParties[:parties.keep]
+	left := whoamiOmitted{Channels: chans.n() - chans.keep, KnownParties: skip + parties.n() - parties.keep}
+	if left.Channels+left.KnownParties > 0 {
+		ans.Omitted = &left
+		ans.Cut, ans.Next = whoamiCutLine(left, span{first: skip, shown: parties.keep, total: skip + parties.n()})
+	}
+	return ans
+}
+
+func whoamiCutLine(left whoamiOmitted, known span) (string, map[string]any) {
+	var b strings.Builder
+	next := map[string]any{}
+	fmt.Fprintf(&b, "%s: ", cutNote)
+	if left.Channels > 0 {
+		fmt.Fprintf(&b, "%s not listed: %s lists them. ", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+	}
+	if left.KnownParties > 0 {
+		fmt.Fprintf(&b, "known parties %d–%d of %d are here", known.first+1, known.first+known.shown, known.total)
+		if rest := known.rest(); rest > 0 {
+			b.WriteString("; " + nextCall(next, "chat_whoami", map[string]any{"skip": rest}) + " lists the next")
+		}
+		if known.first > 0 {
+			b.WriteString("; chat_whoami lists the first")
+		}
+		b.WriteString(".")
+	}
+	return strings.TrimSpace(b.String()), next
+}
+
+func hasLongAbouts(list []store.PartyInfo) bool {
+	for _, p := range list {
+		if p.About != nil && long(*p.About) {
+			return true
+		}
+	}
+	return false
 }
 
 func renderWhoami(w whoamiAnswer) string {
 	var b strings.Builder
 	b.WriteString(cutHead(w.Cut))
-	fmt.Fprintf(&b, "**You are %s** — the repository at %s", w.Me, w.Workspace)
+	fmt.Fprintf(&b, "**You are %s** — the repository at %s", w.Name, w.Workspace)
 	if w.About != nil {
 		fmt.Fprintf(&b, " (%s)", OneLine(*w.About, 120))
 	}
 	b.WriteString(".\nYou are authoritative about this repository and nothing else.\n\n")
-	b.WriteString(renderInbox(w.Inbox))
-	b.WriteString("\n\n**Known parties**\n")
+	fmt.Fprintf(&b, "**Channels** — %s\n", plural(w.UnreadTotal, "unread message"))
+	if len(w.Channels) == 0 && w.Omitted == nil {
+		b.WriteString("You are in no channel yet — create one with chat_channel_new or join one with chat_channel_join.\n")
+	}
+	for _, c := range w.Channels {
+		b.WriteString(channelUnreadLine(c))
+	}
+	switch w.WaitingOnMe {
+	case 0:
+		b.WriteString("\nNothing waiting on you.\n")
+	default:
+		fmt.Fprintf(&b, "\n**%s waiting on you** — chat_inbox lists %s.\n", plural(w.WaitingOnMe, "item"), map[bool]string{true: "it", false: "them"}[w.WaitingOnMe == 1])
+	}
+	b.WriteString("\n**Known parties**\n")
 	for _, p := range w.KnownParties {
 		b.WriteString(partyLine(p))
 	}
@@ -146,11 +212,11 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 		arrived := waitsOnMe(in, a.Channel)
 		if arrived || until.Err() != nil {
 			res := WaitResult{Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
-			res.inboxAnswer, _ = cutInbox(in, inboxCut{size: noParties(func(a inboxAnswer) int {
+			res.inboxAnswer = cutInbox(in, 0, func(a inboxAnswer) int {
 				r := res
 				r.inboxAnswer = a
 				return sizeOf(renderWait(r, seconds), r)
-			})}, s.budget())
+			}, s.budget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
 		if err := s.changed(until); err != nil {

@@ -119,20 +119,17 @@ func shortPtr(s *string) *string {
 	return &v
 }
 
-// omitted counts what a cut list answer left out, skipped entries included.
+// omitted counts what a cut inbox left out, skipped entries included.
 type omitted struct {
 	WaitingOnMe   int `json:"waiting_on_me"`
 	Channels      int `json:"channels"`
 	WaitingOnPeer int `json:"waiting_on_peer"`
-	KnownParties  int `json:"known_parties,omitempty"`
 }
 
-func (o omitted) any() bool {
-	return o.WaitingOnMe+o.Channels+o.WaitingOnPeer+o.KnownParties > 0
-}
+func (o omitted) any() bool { return o.WaitingOnMe+o.Channels+o.WaitingOnPeer > 0 }
 
-// inboxAnswer is chat_inbox's result, and the heart of whoami's and
-// wait's: the store's inbox with its lists cut to the answer budget.
+// inboxAnswer is chat_inbox's result, and the heart of wait's: the store's
+// inbox with its lists cut to the answer budget.
 type inboxAnswer struct {
 	Cut string `json:"cut,omitempty"`
 	store.Inbox
@@ -140,64 +137,54 @@ type inboxAnswer struct {
 	Next    map[string]any `json:"next,omitempty"`
 }
 
-// inboxCut is how an inbox is cut: items skipped, and for whoami the known
-// parties, which come after the channels and before what waits on peers.
-type inboxCut struct {
-	skip    int
-	parties []store.PartyInfo // nil for inbox and wait
-	// partySkip is how many known parties whoami skipped before parties.
-	partySkip int
-	// size is the whole answer's size around a given inbox answer, with
-	// the known parties given.
-	size func(inboxAnswer, []store.PartyInfo) int
-}
-
-// cutInbox keeps what fits budget of in's lists (after skip items) and of
-// the known parties, and says what it left out.
-func cutInbox(in store.Inbox, c inboxCut, budget int) (inboxAnswer, []store.PartyInfo) {
-	skipMe := min(c.skip, len(in.WaitingOnMe))
-	skipPeer := min(c.skip-skipMe, len(in.WaitingOnPeer))
+// cutInbox keeps what fits budget of in's lists, after skip items: what
+// waits on you, your channels, what waits on peers. size is the whole
+// answer's size around a given inbox answer.
+func cutInbox(in store.Inbox, skip int, size func(inboxAnswer) int, budget int) inboxAnswer {
+	skipMe := min(skip, len(in.WaitingOnMe))
+	skipPeer := min(skip-skipMe, len(in.WaitingOnPeer))
 	in.WaitingOnMe, in.WaitingOnPeer = in.WaitingOnMe[skipMe:], in.WaitingOnPeer[skipPeer:]
 	ans := inboxAnswer{Inbox: in}
-	skipped := omitted{WaitingOnMe: skipMe, WaitingOnPeer: skipPeer, KnownParties: c.partySkip}
-	secs := inboxSections(in, c.parties)
-	empty := ans
-	empty.Channels, empty.WaitingOnMe, empty.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
-	whole := c.size(empty, []store.PartyInfo{}) + listHeads
+	skipped := omitted{WaitingOnMe: skipMe, WaitingOnPeer: skipPeer}
+	secs := inboxSections(in)
+	whole := size(emptyInbox(ans)) + listHeads
 	for _, sec := range secs {
 		whole += sec.total()
 	}
 	if whole <= budget && !skipped.any() {
-		return ans, c.parties
+		return ans
 	}
-	if whole > budget && hasLongTexts(in, c.parties) {
-		ans.Inbox, c.parties = shortInbox(in), shortParties(c.parties)
-		secs = inboxSections(ans.Inbox, c.parties)
+	if whole > budget && hasLongTitles(in) {
+		ans.Inbox = shortInbox(in)
+		secs = inboxSections(ans.Inbox)
 	}
-	return fitInbox(ans, c, secs, skipped, budget)
+	return fitInbox(ans, secs, skipped, size, budget)
 }
 
-// inboxSections are the lists of an inbox answer in the order of priority:
-// what waits on you, your channels, the known parties, what waits on peers.
-func inboxSections(in store.Inbox, parties []store.PartyInfo) [4]*section {
-	return [4]*section{
+// inboxSections are the inbox's lists in the order of priority.
+func inboxSections(in store.Inbox) [3]*section {
+	return [3]*section{
 		sectionOf(in.WaitingOnMe, waitingOnMeLine),
 		sectionOf(in.Channels, channelUnreadLine),
-		sectionOf(parties, partyLine),
 		sectionOf(in.WaitingOnPeer, waitingOnPeerLine),
 	}
 }
 
+// emptyInbox is a with its lists empty.
+func emptyInbox(a inboxAnswer) inboxAnswer {
+	a.Channels, a.WaitingOnMe, a.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
+	return a
+}
+
 // fitInbox fills the inbox's lists in the order of priority.
-func fitInbox(ans inboxAnswer, c inboxCut, secs [4]*section, skipped omitted, budget int) (inboxAnswer, []store.PartyInfo) {
+func fitInbox(ans inboxAnswer, secs [3]*section, skipped omitted, size func(inboxAnswer) int, budget int) inboxAnswer {
 	in := ans.Inbox
-	me, chans, parties, peer := secs[0], secs[1], secs[2], secs[3]
-	worst := inboxAnswer{Inbox: in}
-	worst.Inbox.Channels, worst.Inbox.WaitingOnMe, worst.Inbox.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
-	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
-	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt}, span{math.MaxInt, math.MaxInt, math.MaxInt})
+	me, chans, peer := secs[0], secs[1], secs[2]
+	worst := emptyInbox(ans)
+	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt}
+	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt})
 	worst.Omitted = &worstOmitted
-	fill(budget-c.size(worst, []store.PartyInfo{})-listHeads, me, chans, parties, peer)
+	fill(budget-size(worst)-listHeads, me, chans, peer)
 	if me.keep < me.n() {
 		peer.keep = 0 // items stay a prefix, so that skip goes on from here
 	}
@@ -206,16 +193,14 @@ func fitInbox(ans inboxAnswer, c inboxCut, secs [4]*section, skipped omitted, bu
 		WaitingOnMe:   skipped.WaitingOnMe + me.n() - me.keep,
 		Channels:      chans.n() - chans.keep,
 		WaitingOnPeer: skipped.WaitingOnPeer + peer.n() - peer.keep,
-		KnownParties:  skipped.KnownParties + parties.n() - parties.keep,
 	}
 	if left.any() {
 		ans.Omitted = &left
 		items := span{first: skipped.WaitingOnMe + skipped.WaitingOnPeer, shown: me.keep + peer.keep}
 		items.total = items.first + me.n() + peer.n()
-		known := span{first: c.partySkip, shown: parties.keep, total: c.partySkip + parties.n()}
-		ans.Cut, ans.Next = inboxCutLine(left, items, known)
+		ans.Cut, ans.Next = inboxCutLine(left, items)
 	}
-	return ans, c.parties[:parties.keep]
+	return ans
 }
 
 // span is the part of a list an answer shows: entries first+1 to
@@ -231,7 +216,7 @@ func (s span) rest() int {
 }
 
 // inboxCutLine says what a cut inbox left out and which calls show it.
-func inboxCutLine(left omitted, items, known span) (string, map[string]any) {
+func inboxCutLine(left omitted, items span) (string, map[string]any) {
 	var b strings.Builder
 	next := map[string]any{}
 	fmt.Fprintf(&b, "%s: ", cutNote)
@@ -246,14 +231,7 @@ func inboxCutLine(left omitted, items, known span) (string, map[string]any) {
 		b.WriteString(". ")
 	}
 	if left.Channels > 0 {
-		fmt.Fprintf(&b, "%s not listed: %s lists them. ", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
-	}
-	if left.KnownParties > 0 {
-		fmt.Fprintf(&b, "%d known %s not listed", left.KnownParties, map[bool]string{true: "party", false: "parties"}[left.KnownParties == 1])
-		if rest := known.rest(); rest > 0 {
-			b.WriteString(": " + nextCall(next, "chat_whoami", map[string]any{"skip": rest}) + " lists the next")
-		}
-		b.WriteString(". ")
+		fmt.Fprintf(&b, "%s not listed: %s lists them.", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
 	}
 	return strings.TrimSpace(b.String()), next
 }
@@ -266,9 +244,8 @@ func nextCall(next map[string]any, tool string, args map[string]any) string {
 	return tool + " " + string(data)
 }
 
-// hasLongTexts reports whether a title or about would be shortened.
-func hasLongTexts(in store.Inbox, parties []store.PartyInfo) bool {
-	long := func(s string) bool { return len(s) > shortChars && utf8.RuneCountInString(s) > shortChars }
+// hasLongTitles reports whether a title would be shortened.
+func hasLongTitles(in store.Inbox) bool {
 	for _, w := range in.WaitingOnMe {
 		if long(w.Title) {
 			return true
@@ -279,13 +256,10 @@ func hasLongTexts(in store.Inbox, parties []store.PartyInfo) bool {
 			return true
 		}
 	}
-	for _, p := range parties {
-		if p.About != nil && long(*p.About) {
-			return true
-		}
-	}
 	return false
 }
+
+func long(s string) bool { return len(s) > shortChars && utf8.RuneCountInString(s) > shortChars }
 
 // shortInbox is in with long titles shortened.
 func shortInbox(in store.Inbox) store.Inbox {
@@ -314,11 +288,6 @@ func shortParties(list []store.PartyInfo) []store.PartyInfo {
 		out[i] = p
 	}
 	return out
-}
-
-// noParties sizes an answer that lists no known parties (inbox, wait).
-func noParties(size func(inboxAnswer) int) func(inboxAnswer, []store.PartyInfo) int {
-	return func(a inboxAnswer, _ []store.PartyInfo) int { return size(a) }
 }
 
 // sizeOf is an answer's size.

@@ -91,7 +91,9 @@ var handlers = map[string]handler{
 }
 
 // ErrUnknownTool is a call to a tool module.yaml does not declare.
-var ErrUnknownTool = errors.New("unknown tool")
+// Its sentence starts "Unknown tool", which clients of the Python edition
+// match on.
+var ErrUnknownTool = errors.New("Unknown tool")
 
 // Call checks the arguments and runs the tool. Every error it returns is
 // one sentence that says what to do.

@@ -105,7 +105,7 @@ func (t *tx) seatedChannel(p party, explicit, fallback string) (channel, error) 
 	case len(mine) == 1:
 		return mine[0], nil
 	case len(mine) == 0:
-		return channel{}, userErrorf("you are in no channel — create one with chat_channel_new or join one with chat_channel_join")
+		return channel{}, userErrorf("you are not in any channel — create one with chat_channel_new or join one with chat_channel_join")
 	}
 	names := make([]string, len(mine))
 	for i, c := range mine {

@@ -133,10 +133,12 @@ func (t *tx) findItem(p party, addr, defaultChannel string) (target, error) {
 	if x.kind != "ask" {
 		return x, userErrorf("%s is a %s, not an item — only items raised with chat_ask are acked, resolved and prune-ok'd", x.label(), x.kind)
 	}
-	if x.archived {
-		return x, userErrorf("%s is archived (done, and every consumer gave prune-ok) — nothing is left to do; raise a new item with chat_ask if needed", x.label())
-	}
 	return x, nil
+}
+
+// errArchived refuses to change an archived item.
+func errArchived(x target) error {
+	return userErrorf("%s is archived (done, and every consumer gave prune-ok) — nothing is left to do; raise a new item with chat_ask if needed", x.label())
 }
 
 // consumer is one row of item_consumers.
@@ -222,7 +224,7 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 			var acked any
 			if q.id == p.id {
 				acked = t.now
-			} else {
+			} else if !a.Announce { // an announcement is done: nobody acks it
 				out.AwaitingAckFrom = append(out.AwaitingAckFrom, q.name)
 			}
 			if _, err := t.exec(`INSERT INTO item_consumers (message_id, party_id, acked_at) VALUES (?, ?, ?)`, id, q.id, acked); err != nil {
@@ -242,15 +244,18 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// chooseConsumers returns the consumers sorted by name, the author included.
+// chooseConsumers returns an item's consumers in the Python edition's
+// order, which is the order of item_consumers' rows: the named parties as
+// given and then the author, or every seated party in seating order.
 func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, error) {
-	seated, err := t.seatedNames(c.id)
+	seated, err := t.names(`SELECT p.name FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
+		WHERE cp.channel_id = ? AND cp.left_at IS NULL ORDER BY cp.rowid`, c.id)
 	if err != nil {
 		return nil, err
 	}
 	want := seated
 	if len(named) > 0 {
-		want = []string{author.name}
+		want = nil
 		for _, n := range named {
 			n = strings.TrimSpace(n)
 			if !contains(seated, n) {
@@ -260,12 +265,12 @@ func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, 
 				want = append(want, n)
 			}
 		}
+		if !contains(want, author.name) {
+			want = append(want, author.name)
+		}
 	}
 	var out []party
-	for _, n := range seated {
-		if !contains(want, n) {
-			continue
-		}
+	for _, n := range want {
 		q, err := t.partyByName(n)
 		if err != nil {
 			return nil, err
@@ -323,6 +328,10 @@ func (t *tx) itemState(id int64) (ItemState, error) {
 		return ItemState{}, errors.New("item vanished inside its own transaction")
 	}
 	st := ItemState{Message: msgs[0], AwaitingAckFrom: []string{}, AwaitingPruneOKFrom: []string{}}
+	// In the order the item named them (reads list them by name).
+	if st.Consumers, err = t.consumersInOrder(id); err != nil {
+		return st, err
+	}
 	for _, c := range st.Consumers {
 		if !c.Acked {
 			st.AwaitingAckFrom = append(st.AwaitingAckFrom, c.Party)
@@ -332,6 +341,25 @@ func (t *tx) itemState(id int64) (ItemState, error) {
 		}
 	}
 	return st, nil
+}
+
+// consumersInOrder lists an item's consumers in the order of their rows.
+func (t *tx) consumersInOrder(id int64) ([]Consumer, error) {
+	rows, err := t.query(`SELECT p.name, ic.acked_at IS NOT NULL, ic.prune_ok_at IS NOT NULL
+		FROM item_consumers ic JOIN parties p ON p.id = ic.party_id WHERE ic.message_id = ? ORDER BY ic.rowid`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Consumer
+	for rows.Next() {
+		var c Consumer
+		if err := rows.Scan(&c.Party, &c.Acked, &c.PruneOK); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // notAConsumer explains who may act on an item.
@@ -361,6 +389,16 @@ func (d *DB) Ack(ctx context.Context, me Identity, item, note, defaultChannel st
 		}
 		if !ok {
 			return t.notAConsumer(x, "ack")
+		}
+		if x.archived {
+			// A retry after a lost answer gets the item's state, as from
+			// the Python edition; a note would go into an archived thread.
+			if strings.TrimSpace(note) != "" {
+				return errArchived(x)
+			}
+			out, err = t.itemState(x.id)
+			out.Unchanged = true
+			return err
 		}
 		if !row.acked {
 			if _, err := t.exec(`UPDATE item_consumers SET acked_at = ? WHERE message_id = ? AND party_id = ?`, t.now, x.id, p.id); err != nil {
@@ -405,6 +443,9 @@ func (d *DB) Resolve(ctx context.Context, me Identity, item, note string, answer
 		x, err := t.findItem(p, item, defaultChannel)
 		if err != nil {
 			return err
+		}
+		if x.archived {
+			return errArchived(x) // deliberately unlike the Python edition: docs/protocol.md
 		}
 		if x.status == "done" {
 			out, err = t.itemState(x.id)
@@ -473,7 +514,7 @@ func (d *DB) PruneOK(ctx context.Context, me Identity, item, defaultChannel stri
 		if !ok {
 			return t.notAConsumer(x, "give prune-ok on")
 		}
-		if !row.pruneOK {
+		if !row.pruneOK && !x.archived {
 			if _, err := t.exec(`UPDATE item_consumers SET prune_ok_at = ? WHERE message_id = ? AND party_id = ?`, t.now, x.id, p.id); err != nil {
 				return err
 			}

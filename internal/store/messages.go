@@ -93,7 +93,11 @@ func (d *DB) Say(ctx context.Context, me Identity, a SayArgs) (SayResult, error)
 			return err
 		}
 		if a.ReplyTo != "" {
-			r, err := t.reply(p, a.ReplyTo, a.Text, a.Ref, a.DefaultChannel)
+			addr := a.ReplyTo
+			if ch := strings.TrimSpace(a.Channel); ch != "" && !strings.Contains(addr, ":") {
+				addr = ch + ":" + addr // the channel was given: reply_to is in it
+			}
+			r, err := t.reply(p, addr, a.Text, a.Ref, a.DefaultChannel)
 			if err != nil {
 				return err
 			}

@@ -164,7 +164,7 @@ func TestChannelChoice(t *testing.T) {
 	db := world(t)
 	ctx := context.Background()
 	_, err := db.Say(ctx, fw, SayArgs{Text: "x"})
-	refused(t, err, "you are in no channel")
+	refused(t, err, "not in any channel") // the Python edition's words, which clients match on
 	r, err := db.Say(ctx, gw, SayArgs{Text: "only channel"})
 	if err != nil || r.Channel != "gw--dash" {
 		t.Fatalf("single channel: %+v %v", r, err)
@@ -222,22 +222,27 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(all.Consumers, []string{"fw-core", "mesh-gw", "node-dash"}) || !reflect.DeepEqual(all.AwaitingAckFrom, []string{"fw-core", "node-dash"}) || all.Status != "open" {
+	// Every seated party in seating order, as the Python edition lists them.
+	if !reflect.DeepEqual(all.Consumers, []string{"mesh-gw", "node-dash", "fw-core"}) || !reflect.DeepEqual(all.AwaitingAckFrom, []string{"node-dash", "fw-core"}) || all.Status != "open" {
 		t.Fatalf("every seated party: %+v", all)
 	}
-	named, err := db.Ask(ctx, gw, AskArgs{Title: "to dash", Body: "b", Consumers: []string{"node-dash"}})
-	if err != nil || !reflect.DeepEqual(named.Consumers, []string{"mesh-gw", "node-dash"}) {
-		t.Fatalf("named consumers (author always added): %+v %v", named, err)
+	named, err := db.Ask(ctx, gw, AskArgs{Title: "to dash", Body: "b", Consumers: []string{"fw-core", "node-dash"}})
+	if err != nil || !reflect.DeepEqual(named.Consumers, []string{"fw-core", "node-dash", "mesh-gw"}) {
+		t.Fatalf("named consumers in the order given, then the author: %+v %v", named, err)
+	}
+	st, err := db.Ack(ctx, dash, "to-dash", "", "")
+	if err != nil || !reflect.DeepEqual(st.AwaitingAckFrom, []string{"fw-core"}) || len(st.Consumers) != 3 || st.Consumers[0].Party != "fw-core" || st.Consumers[2].Party != "mesh-gw" {
+		t.Fatalf("an item's state lists its consumers in the item's order: %+v %v", st.Consumers, err)
 	}
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"node-dash~2"}})
 	refused(t, err, "does not sit in 'gw--dash'")
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"mesh-gw"}})
 	refused(t, err, "needs a consumer besides you")
 	ann, err := db.Ask(ctx, gw, AskArgs{Title: "freeze", Body: "No merges Friday.", Announce: true})
-	if err != nil || ann.Status != "done" {
-		t.Fatalf("announce: %+v %v", ann, err)
+	if err != nil || ann.Status != "done" || len(ann.AwaitingAckFrom) != 0 {
+		t.Fatalf("announce (done, so nobody acks it): %+v %v", ann, err)
 	}
-	st, err := db.PruneOK(ctx, gw, "freeze", "")
+	st, err = db.PruneOK(ctx, gw, "freeze", "")
 	if err != nil || *st.ArchivedNow {
 		t.Fatalf("an announce still needs everyone's prune-ok: %+v %v", st, err)
 	}
@@ -439,7 +444,22 @@ func TestPruneOKSelfOnlyAndSweep(t *testing.T) {
 	if got := kinds(arch); !reflect.DeepEqual(got, []string{"ask:b", "reply:answer"}) {
 		t.Fatalf("archived = %q", got)
 	}
-	_, err = db.Ack(ctx, dash, "chunk-api", "", "")
+	// A retry of an ack or a prune-ok after a lost answer gets the state,
+	// as from the Python edition; a note, a reply or a resolve is refused.
+	for _, retry := range []func() (ItemState, error){
+		func() (ItemState, error) { return db.Ack(ctx, dash, "chunk-api", "", "") },
+		func() (ItemState, error) { return db.PruneOK(ctx, dash, "chunk-api", "") },
+	} {
+		st, err := retry()
+		if err != nil || st.Archived == nil || !*st.Archived || st.Status != "done" || !st.Unchanged {
+			t.Fatalf("a retry on an archived item: %+v %v", st, err)
+		}
+	}
+	_, err = db.Ack(ctx, dash, "chunk-api", "late note", "")
+	refused(t, err, "is archived")
+	_, err = db.Resolve(ctx, gw, "chunk-api", "", false, "")
+	refused(t, err, "is archived")
+	_, err = db.Reply(ctx, dash, "chunk-api", "more", "")
 	refused(t, err, "is archived")
 }
 
@@ -678,5 +698,34 @@ func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
 	}
 	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50}); len(r.Messages) != 1 || r.Messages[0].Body != "two" || r.Cursor != 2 {
 		t.Fatalf("read after the fix: %+v", r)
+	}
+}
+
+// Deliberately unlike the Python edition (docs/protocol.md): a bare slug
+// that names one item across your channels resolves, in whichever channel.
+func TestBareSlugResolvesAcrossChannels(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.ChannelNew(ctx, dash, "other", "", []string{"mesh-gw"}))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "only here", Body: "b", Channel: "other"}))
+	st, err := db.Ack(ctx, dash, "only-here", "", "")
+	if err != nil || st.Channel != "other" {
+		t.Fatalf("a unique slug from a party in two channels: %+v %v", st, err)
+	}
+}
+
+// Deliberately unlike the Python edition: an archived read without since
+// starts at 0, so it shows archived threads you had read before.
+func TestArchivedReadStartsAtZero(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "q", Body: "b", Announce: true}))
+	must(t)(db.Read(ctx, gw, ReadArgs{Limit: 50}))
+	must(t)(db.Read(ctx, dash, ReadArgs{Limit: 50}))
+	must(t)(db.PruneOK(ctx, gw, "q", ""))
+	must(t)(db.PruneOK(ctx, dash, "q", ""))
+	r, err := db.Read(ctx, dash, ReadArgs{Limit: 50, Archived: true})
+	if err != nil || r.FromSeq != 0 || len(r.Messages) != 1 || r.Messages[0].Slug != "q" {
+		t.Fatalf("archived read without since: from #%d, %d messages, %v", r.FromSeq, len(r.Messages), err)
 	}
 }

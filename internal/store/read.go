@@ -429,10 +429,9 @@ func needsFrom(m Message, me string) string {
 	switch {
 	case m.From == me && m.Status == "ack":
 		return NeedsResolve
-	case mine != nil && !mine.Acked && m.Status == "open":
+	case mine != nil && !mine.Acked && m.Status != "done":
+		// As the Python edition words it, also once someone else acked.
 		return NeedsAck + unattended
-	case mine != nil && !mine.Acked && m.Status == "ack":
-		return NeedsAck
 	case mine != nil && !mine.PruneOK && m.Status == "done":
 		return NeedsPruneOK
 	}
@@ -457,11 +456,22 @@ func waitingOn(m Message) []string {
 	return out
 }
 
-// Whoami is chat_whoami's result: the inbox plus identity and known parties.
+// Whoami is chat_whoami's result, in the Python edition's shape: who you
+// are, your channels, how much is unread, how many items wait on you
+// (chat_inbox lists them) and the known parties. Me repeats Name for the
+// clients of our earlier releases.
 type Whoami struct {
-	Inbox
-	About        *string     `json:"about"`
-	KnownParties []PartyInfo `json:"known_parties"`
+	Name         string          `json:"name"`
+	Me           string          `json:"me"`
+	Workspace    string          `json:"workspace"`
+	About        *string         `json:"about"`
+	OSUser       *string         `json:"os_user"`
+	Channels     []ChannelUnread `json:"channels"`
+	UnreadTotal  int             `json:"unread_total"`
+	WaitingOnMe  int             `json:"waiting_on_me"`
+	KnownParties []PartyInfo     `json:"known_parties"`
+	// State is as in Inbox.
+	State string `json:"-"`
 }
 
 // Whoami reports identity, channels, what waits, and the known parties;
@@ -492,15 +502,21 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 		if _, err := sweep.run(t, p); err != nil {
 			return err
 		}
-		if out.Inbox, err = t.inbox(p, me.Workspace); err != nil {
+		in, err := t.inbox(p, me.Workspace)
+		if err != nil {
 			return err
 		}
-		var a sql.NullString
-		if err := t.row(`SELECT about FROM parties WHERE id = ?`, p.id).Scan(&a); err != nil {
+		out = Whoami{Name: in.Me, Me: in.Me, Workspace: in.Workspace, Channels: in.Channels,
+			UnreadTotal: in.UnreadTotal, WaitingOnMe: len(in.WaitingOnMe)}
+		var a, osUser sql.NullString
+		if err := t.row(`SELECT about, os_user FROM parties WHERE id = ?`, p.id).Scan(&a, &osUser); err != nil {
 			return err
 		}
 		if a.Valid && a.String != "" {
 			out.About = &a.String
+		}
+		if osUser.Valid {
+			out.OSUser = &osUser.String
 		}
 		out.KnownParties, err = t.knownParties()
 		return err

@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// The answers the Python edition gives where ours once differed (issue 15):
+// a client written against it must not notice the swap.
+
+// chat_whoami has the Python edition's keys and types: name, os_user, and
+// waiting_on_me as a count; known parties as {name, workspace, about}.
+func TestWhoamiHasThePythonShape(t *testing.T) {
+	p := newPair(t)
+	p.call(p.writer, "chat_ask", map[string]any{"title": "q", "body": "b", "channel": "c1"}, nil)
+	var w map[string]any
+	p.call(p.reader, "chat_whoami", map[string]any{"about": "the reader"}, &w)
+	for key, kind := range map[string]string{
+		"name": "string", "workspace": "string", "about": "string", "os_user": "string|null",
+		"channels": "list", "unread_total": "number", "waiting_on_me": "number", "known_parties": "list",
+	} {
+		if got := jsonKind(w[key]); !strings.Contains(kind, got) {
+			t.Errorf("whoami %q is %s, want %s", key, got, kind)
+		}
+	}
+	if w["name"] != "reader" || w["waiting_on_me"] != float64(1) {
+		t.Errorf("whoami name %v, waiting_on_me %v; want reader, 1", w["name"], w["waiting_on_me"])
+	}
+	for _, e := range w["known_parties"].([]any) {
+		party := e.(map[string]any)
+		for _, key := range []string{"name", "workspace", "about"} {
+			if _, ok := party[key]; !ok {
+				t.Errorf("known party %v lacks %q", party, key)
+			}
+		}
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return "other"
+}
+
+// A reply_to with channel given is looked up in that channel, even by a
+// party that sits in several.
+func TestSayReplyToInTheGivenChannel(t *testing.T) {
+	p := newPair(t)
+	p.say("first")
+	p.call(p.writer, "chat_channel_new", map[string]any{"name": "c2", "parties": []string{"reader"}}, nil)
+	var r struct {
+		Channel, Kind, Re string
+	}
+	p.call(p.writer, "chat_say", map[string]any{"text": "answer", "channel": "c1", "reply_to": "1"}, &r)
+	if r.Channel != "c1" || r.Kind != "reply" || r.Re != "#1" {
+		t.Fatalf("reply_to 1 in c1: %+v", r)
+	}
+}
+
+// needs says "it is unattended" for every item waiting on your ack, also
+// once another consumer acked it.
+func TestNeedsAckSaysUnattendedAsThePythonEditionDoes(t *testing.T) {
+	p := newPair(t)
+	third := &Service{DB: p.reader.DB, Config: p.reader.Config, Manifest: p.reader.Manifest, Me: store.Identity{Name: "third", Workspace: "/srv/third"}}
+	p.call(third, "chat_whoami", map[string]any{}, nil)
+	p.call(third, "chat_channel_join", map[string]any{"name": "c1"}, nil)
+	p.call(p.writer, "chat_ask", map[string]any{"title": "q", "body": "b", "channel": "c1", "slug": "q"}, nil)
+	p.call(third, "chat_ack", map[string]any{"item": "q"}, nil)
+	var in struct {
+		WaitingOnMe []struct{ Item, Needs string } `json:"waiting_on_me"`
+	}
+	p.call(p.reader, "chat_inbox", map[string]any{}, &in)
+	if len(in.WaitingOnMe) != 1 || in.WaitingOnMe[0].Needs != "your ack (chat_ack) — it is unattended" {
+		t.Fatalf("an item acked by another consumer: %+v", in.WaitingOnMe)
+	}
+}
+
+// The error sentences clients of the Python edition match on.
+func TestErrorSentencesClientsMatchOn(t *testing.T) {
+	p := newPair(t)
+	_, err := p.reader.Call(context.Background(), "chat_nope", json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "Unknown tool") || !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("unknown tool: %v", err)
+	}
+	loner := &Service{DB: p.reader.DB, Config: p.reader.Config, Manifest: p.reader.Manifest, Me: store.Identity{Name: "loner", Workspace: "/srv/loner"}}
+	_, err = loner.Call(context.Background(), "chat_say", json.RawMessage(`{"text":"hello"}`))
+	if err == nil || !strings.Contains(err.Error(), "not in any channel") {
+		t.Errorf("a write while in no channel: %v", err)
+	}
+}

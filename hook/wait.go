@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -22,10 +23,10 @@ const recheckEvery = time.Second
 // wait blocks until a peer waits on this session (exit 2, the Stop reason
 // on stderr, which wakes an idle Claude Code session), or until the
 // timeout, a newer waiter of the same session and party, or the parent's
-// exit (exit 0, silent).
+// exit (exit 0, silent). In a run nobody sits at it does not wait at all.
 func wait(ctx context.Context, o Options) int {
 	pl, err := readPayloadWithin(ctx, o)
-	if err != nil {
+	if err != nil || unattended(o.Env) {
 		return ExitOK
 	}
 	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
@@ -67,6 +68,28 @@ func wait(ctx context.Context, o Options) int {
 			}
 		}
 	}
+}
+
+// unattended reports a Claude Code run that nobody sits at: `claude -p`
+// or the Agent SDK. There is no idle session there for a wake to reach,
+// and Claude Code waits for its background hooks before such a run exits,
+// so a waiter would hold the run open until its timeout.
+//
+// CLAUDE_CODE_SESSION_ATTENDED is the signal trusted first: Claude Code
+// computes it for each run and sets it, "1" or "0", in every hook's
+// environment, so it is right even when one Claude Code was started by
+// another. CLAUDE_CODE_ENTRYPOINT ("cli" at a terminal, "sdk-cli" for -p,
+// "sdk-ts" or "sdk-py" for the SDK) is only a fallback for versions that do
+// not set the first: it is inherited from a parent that had it set, so it
+// can be stale.
+func unattended(env config.Env) bool {
+	switch env("CLAUDE_CODE_SESSION_ATTENDED") {
+	case "0", "false":
+		return true
+	case "1", "true":
+		return false
+	}
+	return strings.HasPrefix(env("CLAUDE_CODE_ENTRYPOINT"), "sdk")
 }
 
 // readPayloadWithin reads stdin but gives up after Deadline.

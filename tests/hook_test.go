@@ -550,3 +550,12 @@ func TestHookNewerWaiterReplacesOlder(t *testing.T) {
 	case <-time.After(1500 * time.Millisecond):
 	}
 }
+
+// In `claude -p` Claude Code waits for background hooks before it exits:
+// the waiter must not hold such a run open, not even for a moment's look.
+func TestHookWaitLeavesUnattendedRunsAtOnce(t *testing.T) {
+	w, _, dash := hookPair(t)
+	env := []string{"CLAUDE_PROJECT_DIR=" + dash, "CLAUDE_CODE_SESSION_ATTENDED=0", "CLAUDE_CODE_ENTRYPOINT=sdk-cli"}
+	r := w.runHook(dash, hookPayload("p1", "Stop", dash), env, "--event", "Stop", "--wait", "--timeout", "120")
+	mustSilent(t, "--wait in a claude -p run", r)
+}

@@ -17,13 +17,15 @@ import (
 const DefaultWaitTimeout = time.Hour
 
 // recheckEvery is how often a waiter looks whether a newer waiter took its
-// place or its session went away; the database itself is watched.
+// place or its session went away (sessionWatch); the database itself is
+// watched.
 const recheckEvery = time.Second
 
 // wait blocks until a peer waits on this session (exit 2, the Stop reason
 // on stderr, which wakes an idle Claude Code session), or until the
-// timeout, a newer waiter of the same session and party, or the parent's
-// exit (exit 0, silent). In a run nobody sits at it does not wait at all.
+// timeout, a newer waiter of the same session and party, or the end of the
+// session it serves (exit 0, silent). In a run nobody sits at it does not
+// wait at all.
 func wait(ctx context.Context, o Options) int {
 	pl, err := readPayloadWithin(ctx, o)
 	if err != nil || unattended(o.Env) {
@@ -50,7 +52,7 @@ func wait(ctx context.Context, o Options) int {
 	defer w.Close()
 
 	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, db: paths.DB}
-	parent := os.Getppid()
+	session := watchSession(o.Env)
 	for {
 		if reason, ok := look.check(ctx); ok {
 			fmt.Fprintln(o.Stderr, reason)
@@ -60,7 +62,7 @@ func wait(ctx context.Context, o Options) int {
 			tick, stop := context.WithTimeout(ctx, recheckEvery)
 			err := w.Changed(tick)
 			stop()
-			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || os.Getppid() != parent {
+			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || session.gone() {
 				return ExitOK
 			}
 			if err == nil {

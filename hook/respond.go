@@ -94,7 +94,9 @@ func stop(r report, p store.Pending, st *State) string {
 	if len(fresh) == 0 {
 		return ""
 	}
-	return blockJSON(stopReason(r))
+	reason, shown := stopReason(r)
+	st.tell(shown) // the model reads the reason: the next prompt need not repeat it
+	return blockJSON(reason)
 }
 
 // blockingKeys names what makes a peer wait on this session: per channel
@@ -122,10 +124,11 @@ const (
 		"(chat_reply to an item or message, chat_say for chatter); chat_ack an item that needs no answer."
 )
 
-// stopReason is the text a Stop block (or a wake) gives the model.
-func stopReason(r report) string {
-	text, _ := r.render(nil, MaxOutput-cost(stopIntro)-cost(stopTodo)-len(`{"decision":"block","reason":""}`))
-	return stopIntro + "\n" + text + "\n" + stopTodo
+// stopReason is the text a Stop block (or a wake) gives the model, and
+// the keys of the summary lines it holds.
+func stopReason(r report) (string, []string) {
+	text, shown := r.render(nil, MaxOutput-cost(stopIntro)-cost(stopTodo)-len(`{"decision":"block","reason":""}`))
+	return stopIntro + "\n" + text + "\n" + stopTodo, shown
 }
 
 func contextOverhead(event string) int {

@@ -449,3 +449,50 @@ func TestWaiterDoesNotHoldAnUnattendedRunOpen(t *testing.T) {
 		}
 	}
 }
+
+// A wake tells the model what waits; Claude Code then runs
+// UserPromptSubmit for the wake notice, which must not repeat it.
+func TestWakeIsNotRepeatedByTheNextPrompt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	done, stderr := f.waiter(ctx, "s1", 30*time.Second)
+	f.waitClaim(t, "s1", "")
+	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitWake {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not wake")
+	}
+	mustContain(t, stderr.String(), "I need FRAME_AUX.")
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Fatalf("the prompt after the wake repeated it:\n%s", out)
+	}
+	// What arrives later is news, and only it.
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "and one more thing", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	out := f.run(t, UserPromptSubmit, "s1")
+	mustContain(t, out, "and one more thing")
+	if strings.Contains(out, "FRAME_AUX") {
+		t.Fatalf("the woken-for ask was told again:\n%s", out)
+	}
+}
+
+// A Stop block's reason reaches the model too: the next prompt does not
+// repeat it.
+func TestStopBlockIsNotRepeatedByTheNextPrompt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "the radio build is green", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, Stop, "s1"), "the radio build is green")
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Fatalf("the prompt after the Stop block repeated it:\n%s", out)
+	}
+}

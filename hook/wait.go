@@ -126,6 +126,9 @@ type watcherLook struct {
 // check reads the database and reports the wake reason when something
 // waits on the session that neither the Stop hook nor a waiter reported.
 // Without a session record, what waited at the start does not count.
+// The report is recorded as told, under the same lock as the hooks' own
+// records: Claude Code runs UserPromptSubmit for the wake, which must not
+// tell the model again what the wake just told it.
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	look, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()
@@ -134,25 +137,29 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	keys := blockingKeys(p)
-	var fresh []string
+	r := newReport(p)
+	var reason string
+	recorded := l.session != "" && l.dir != ""
 	err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
-		if l.session == "" {
+		if !recorded {
 			return
 		}
-		fresh = missing(keys, newSet(st.Blocked))
+		fresh := missing(keys, newSet(st.Blocked))
 		st.Blocked = keys
+		if len(fresh) > 0 {
+			var shown []string
+			reason, shown = stopReason(r)
+			st.tell(shown)
+		}
 	})
-	if l.session == "" || l.dir == "" || err != nil {
-		fresh = nil
-		if l.seen != nil {
-			fresh = missing(keys, l.seen)
+	if !recorded || err != nil {
+		reason = ""
+		if l.seen != nil && len(missing(keys, l.seen)) > 0 {
+			reason, _ = stopReason(r)
 		}
 	}
 	l.seen = newSet(keys)
-	if len(fresh) == 0 {
-		return "", false
-	}
-	return stopReason(newReport(p)), true
+	return reason, reason != ""
 }
 
 // claim marks the one waiter of a session and party: a newer waiter

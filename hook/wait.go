@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -138,28 +139,41 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	}
 	keys := blockingKeys(p)
 	r := newReport(p)
-	var reason string
+	var fresh []string
+	var report string
 	recorded := l.session != "" && l.dir != ""
 	err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
 		if !recorded {
 			return
 		}
-		fresh := missing(keys, newSet(st.Blocked))
+		fresh = missing(keys, newSet(st.Blocked))
 		st.Blocked = keys
 		if len(fresh) > 0 {
 			var shown []string
-			reason, shown = stopReason(r)
+			report, shown = wakeReport(p, r, fresh)
 			st.tell(shown)
 		}
 	})
 	if !recorded || err != nil {
-		reason = ""
-		if l.seen != nil && len(missing(keys, l.seen)) > 0 {
-			reason, _ = stopReason(r)
+		report = ""
+		if l.seen != nil {
+			if fresh = missing(keys, l.seen); len(fresh) > 0 {
+				report, _ = wakeReport(p, r, fresh)
+			}
 		}
 	}
 	l.seen = newSet(keys)
-	return reason, reason != ""
+	return report, report != ""
+}
+
+// wakeReport is what a wake prints on stderr, and the keys of the summary
+// lines in it. Claude Code shows the person at the terminal a wake as one
+// line, "Stop hook feedback", and this report only when expanded, so the
+// report starts with the headline; the model reads all of it.
+func wakeReport(p store.Pending, r report, fresh []string) (string, []string) {
+	message := headline(p, fresh)
+	reason, shown := stopReason(r, cost(message))
+	return message + "\n" + reason, shown
 }
 
 // claim marks the one waiter of a session and party: a newer waiter

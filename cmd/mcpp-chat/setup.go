@@ -23,6 +23,14 @@ var hookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop"}
 // answers in milliseconds, so this only bounds a stuck filesystem.
 const hookTimeout = 10
 
+// The idle wake's waiter (experimental): --timeout bounds its wait, and
+// Claude Code's timeout for it is waiterGrace seconds more, so the waiter
+// ends on its own terms (a silent exit 0) rather than being killed.
+const (
+	waiterTimeout = 3600
+	waiterGrace   = 60
+)
+
 // installation is where this binary and its companions live.
 type installation struct {
 	exe       string // this binary, symlinks resolved
@@ -67,8 +75,9 @@ func fileExists(path string) bool {
 }
 
 func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). --write merges the Claude Code hooks into the settings file:\nit keeps every other key and hook, adds ours once, and copies the file to FILE.bak first.", stderr)
+	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--wake] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). A named target prints only what is valid in its format, so\nthat it can be saved as printed (setup hooks > hooks.json); notes go to stderr.\n--write merges the Claude Code hooks into the settings file: it keeps every other key\nand hook, adds ours once, and copies the file to FILE.bak first.", stderr)
 	write := fs.Bool("write", false, "merge the hooks into the settings file instead of printing them")
+	wake := fs.Bool("wake", false, "hooks: also print the experimental idle wake (an asyncRewake Stop entry); --write never writes it")
 	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
@@ -84,11 +93,16 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			return exitUsage
 		}
 	}
+	hooks := func(w io.Writer, in installation) { printHooks(w, w, in, *wake) }
 	sections := map[string]func(io.Writer, installation){
-		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": printHooks,
+		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": hooks,
 	}
 	if _, ok := sections[target]; !ok && target != "" && target != "all" {
 		fmt.Fprintf(stderr, "mcpp-chat setup: unknown target %q — use claude, codex, mcpp or hooks (or none for all)\n", target)
+		return exitUsage
+	}
+	if *wake && target != "hooks" {
+		fmt.Fprintln(stderr, "mcpp-chat setup: --wake belongs to the hooks — run `mcpp-chat setup hooks --wake`")
 		return exitUsage
 	}
 	in, err := findInstallation(getenv)
@@ -101,7 +115,15 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "mcpp-chat setup: --write only merges the hooks — run `mcpp-chat setup hooks --write`, and paste the %s snippet yourself\n", target)
 			return exitUsage
 		}
+		if *wake {
+			fmt.Fprintln(stderr, "mcpp-chat setup: --write does not write the experimental idle wake — run `mcpp-chat setup hooks --write`, then add the second Stop entry of `mcpp-chat setup hooks --wake` by hand")
+			return exitUsage
+		}
 		return writeHooks(in, *file, getenv, stdout, stderr)
+	}
+	if target == "hooks" {
+		printHooks(stdout, stderr, in, *wake) // JSON has no comments: notes go to stderr
+		return exitOK
 	}
 	if target != "" && target != "all" {
 		sections[target](stdout, in)
@@ -153,24 +175,27 @@ func printMCPP(w io.Writer, in installation) {
 	fmt.Fprintf(w, "  - path: %s\n", yamlScalar(in.mcppDir))
 }
 
-func printHooks(w io.Writer, in installation) {
-	fmt.Fprintln(w, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
-	fmt.Fprintln(w, "# `mcpp-chat setup hooks --write` merges this into ~/.claude/settings.json (keeps everything, writes a .bak);")
-	fmt.Fprintln(w, "# or merge it by hand:")
+// printHooks writes the settings document to w, valid JSON as printed
+// (Claude Code silently ignores a --settings file that is not), and the
+// notes about it to notes. With wake the document also holds the
+// experimental idle wake.
+func printHooks(w, notes io.Writer, in installation, wake bool) {
+	fmt.Fprintln(notes, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
+	fmt.Fprintln(notes, "# `mcpp-chat setup hooks --write` merges the synchronous hooks into ~/.claude/settings.json")
+	fmt.Fprintln(notes, "# (keeps everything, writes a .bak); or merge this by hand, or save it and pass --settings FILE:")
 	if !fileExists(in.hook) {
-		fmt.Fprintf(w, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
+		fmt.Fprintf(notes, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 	}
-	w.Write(settings.Template(ourHooks(in)))
-	fmt.Fprintln(w, "# Experimental (Claude Code marks asyncRewake experimental): also wake an idle session when a")
-	fmt.Fprintln(w, "# peer needs it, by adding this group to the \"Stop\" list by hand:")
-	type entry struct {
-		Type        string `json:"type"`
-		Command     string `json:"command"`
-		AsyncRewake bool   `json:"asyncRewake"`
-		Timeout     int    `json:"timeout"`
+	hooks := ourHooks(in)
+	if wake {
+		fmt.Fprintln(notes, "# The second Stop entry is the idle wake, experimental (Claude Code marks asyncRewake so);")
+		fmt.Fprintln(notes, "# --write does not write it.")
+		hooks = append(hooks, waiterHook(in))
+	} else {
+		fmt.Fprintln(notes, "# Experimental: `mcpp-chat setup hooks --wake` adds an entry that wakes an idle session")
+		fmt.Fprintln(notes, "# when a peer needs it (Claude Code marks asyncRewake experimental).")
 	}
-	rewake := map[string][]entry{"hooks": {{"command", hookCommand(in, "Stop") + " --wait", true, 3600}}}
-	fmt.Fprintf(w, "#   %s\n", jsonValue(rewake))
+	w.Write(settings.Template(hooks))
 }
 
 func ourHooks(in installation) []settings.Hook {
@@ -179,6 +204,13 @@ func ourHooks(in installation) []settings.Hook {
 		hooks[i] = settings.Hook{Event: ev, Command: hookCommand(in, ev), Timeout: hookTimeout, Replaces: isOurHook(ev)}
 	}
 	return hooks
+}
+
+// waiterHook is the idle wake: a background Stop hook that exits 2 when a
+// peer needs the session.
+func waiterHook(in installation) settings.Hook {
+	return settings.Hook{Event: "Stop", Command: fmt.Sprintf("%s --wait --timeout %d", hookCommand(in, "Stop"), waiterTimeout),
+		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true}
 }
 
 func hookCommand(in installation, event string) string {

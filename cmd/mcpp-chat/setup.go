@@ -243,16 +243,9 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "mcpp-chat setup: the hook binary %s is missing — run `make build` in %s first; nothing was written\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 		return exitError
 	}
-	if file == "" {
-		home := getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
-				return exitUsage
-			}
-		}
-		file = filepath.Join(home, ".claude", "settings.json")
+	if file = claudeSettings(getenv, file); file == "" {
+		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
+		return exitUsage
 	}
 	changes, backup, err := settings.MergeFile(file, ourHooks(in))
 	if err != nil {
@@ -271,6 +264,22 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stdout, "%s already has every hook; nothing changed\n", file)
 	}
 	return exitOK
+}
+
+// claudeSettings is the settings file given, else the user's
+// ~/.claude/settings.json; "" when there is no home folder to find it in.
+func claudeSettings(getenv func(string) string, given string) string {
+	if given != "" {
+		return given
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".claude", "settings.json")
 }
 
 func changed(cs []settings.Change) bool {

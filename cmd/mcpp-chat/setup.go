@@ -157,6 +157,16 @@ func printCodex(w io.Writer, in installation) {
 	fmt.Fprintln(w, "[mcp_servers.chat]")
 	fmt.Fprintf(w, "command = %s\n", jsonValue(in.exe))
 	fmt.Fprintln(w, `args = ["serve"]`)
+	fmt.Fprintln(w, "# The chat tools touch only the chat database. Without this line `codex exec` (approval")
+	fmt.Fprintln(w, "# policy \"never\") refuses every chat call as one that needs approval.")
+	fmt.Fprintln(w, `default_tools_approval_mode = "approve"`)
+	fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
+	fmt.Fprintln(w, "# without it the server would not find this install's database.")
+	if in.db == "" {
+		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
+		return
+	}
+	fmt.Fprintf(w, "env = { MCPP_CHAT_DB = %s }\n", jsonValue(in.db))
 }
 
 func printMCPP(w io.Writer, in installation) {

@@ -387,3 +387,60 @@ func TestSetupWriteNeedsTheHookBinary(t *testing.T) {
 		t.Error("wrote settings pointing at a missing hook binary")
 	}
 }
+
+// tomlTable returns the key = value lines of [name] in a TOML text (one
+// line per value, as our snippets write them), comments left out.
+func tomlTable(t *testing.T, text, name string) map[string]string {
+	t.Helper()
+	keys := map[string]string{}
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			in = line == "["+name+"]"
+		case in:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok {
+				t.Fatalf("not a key = value line in [%s]: %q", name, line)
+			}
+			keys[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return keys
+}
+
+// A plain `codex exec` runs with approval policy "never": without the
+// approval line it refuses every chat call. And Codex passes the server
+// only a few variables plus the table's env: the database must be there.
+func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
+	dir := fakeInstall(t, true)
+	home := t.TempDir()
+	_, out, _ := runSetup(t, home, "codex")
+	got := tomlTable(t, out, "mcp_servers.chat")
+	want := map[string]string{
+		"command":                     `"` + filepath.Join(dir, "bin", "mcpp-chat") + `"`,
+		"args":                        `["serve"]`,
+		"default_tools_approval_mode": `"approve"`,
+		"env":                         `{ MCPP_CHAT_DB = "` + filepath.Join(home, "chat.db") + `" }`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("setup codex table = %v\nwant %v\n%s", got, want, out)
+	}
+
+	// The README shows the same table, with placeholder paths.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := tomlTable(t, docBlock(t, string(readme), "### Codex", "```toml\n"), "mcp_servers.chat")
+	for k := range want {
+		if _, ok := shown[k]; !ok {
+			t.Errorf("the README's Codex table lacks %s", k)
+		}
+	}
+	if len(shown) != len(want) || shown["default_tools_approval_mode"] != `"approve"` || !strings.Contains(shown["env"], "MCPP_CHAT_DB = ") {
+		t.Errorf("the README's Codex table = %v", shown)
+	}
+}

@@ -231,10 +231,10 @@ func hookCommand(in installation, event string) string {
 // but not the --wait waiter a user added by hand.
 func isOurHook(event string) func(string) bool {
 	return func(cmd string) bool {
-		f := strings.Fields(cmd)
-		if len(f) == 0 || filepath.Base(strings.Trim(f[0], `'"`)) != "mcpp-chat-hook" {
+		if _, ours := hookProgram(cmd); !ours {
 			return false
 		}
+		f := shellWords(cmd)
 		found := false
 		for i, a := range f {
 			switch {

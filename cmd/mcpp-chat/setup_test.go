@@ -362,6 +362,8 @@ func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
 	old := `{"hooks": {"Stop": [
 	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop", "timeout": 10}]},
 	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop --wait", "asyncRewake": true}]}
+	], "SessionStart": [
+	  {"hooks": [{"type": "command", "command": "'/old place/bin/mcpp-chat-hook' --event SessionStart", "timeout": 10}]}
 	]}}`
 	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
@@ -373,6 +375,11 @@ func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
 	want := []string{"'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop", "/old/place/bin/mcpp-chat-hook --event Stop --wait"}
 	if got := decodeSettings(t, data).commands("Stop"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Stop = %q, want %q", got, want)
+	}
+	// A path with a space is quoted; it is still our hook, moved.
+	start := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event SessionStart"
+	if got := decodeSettings(t, data).commands("SessionStart"); len(got) != 1 || got[0] != start {
+		t.Errorf("SessionStart = %q, want [%q]", got, start)
 	}
 }
 

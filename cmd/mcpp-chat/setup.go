@@ -31,6 +31,13 @@ const (
 	waiterGrace   = 60
 )
 
+// waiterSummary is what the person at the terminal reads when the waiter
+// wakes the session; without it Claude Code shows "Stop hook feedback".
+// Claude Code (2.1.332) reads it from the entry, fixed, so it cannot name
+// the peer; the waiter's report, which the model reads, does. The field is
+// one Claude Code marks internal; versions without it ignore it.
+const waiterSummary = "mcpp-chat: a peer is waiting on this session"
+
 // installation is where this binary and its companions live.
 type installation struct {
 	exe       string // this binary, symlinks resolved
@@ -220,7 +227,7 @@ func ourHooks(in installation) []settings.Hook {
 // peer needs the session.
 func waiterHook(in installation) settings.Hook {
 	return settings.Hook{Event: "Stop", Command: fmt.Sprintf("%s --wait --timeout %d", hookCommand(in, "Stop"), waiterTimeout),
-		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true}
+		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true, RewakeSummary: waiterSummary}
 }
 
 func hookCommand(in installation, event string) string {

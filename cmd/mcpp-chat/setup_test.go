@@ -158,7 +158,8 @@ func TestSetupHooksPrintsValidJSON(t *testing.T) {
 	if len(stop) != 2 || len(stop[1].Hooks) != 1 {
 		t.Fatalf("Stop = %+v, want the synchronous entry and the waiter", stop)
 	}
-	want := map[string]any{"type": "command", "command": hook + " --event Stop --wait --timeout 3600", "asyncRewake": true, "timeout": 3660.0}
+	want := map[string]any{"type": "command", "command": hook + " --event Stop --wait --timeout 3600", "asyncRewake": true,
+		"rewakeSummary": "mcpp-chat: a peer is waiting on this session", "timeout": 3660.0}
 	if got := stop[1].Hooks[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("waiter entry = %v\nwant %v", got, want)
 	}

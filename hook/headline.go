@@ -22,7 +22,13 @@ const (
 //	mcpp-chat: mesh-gw is waiting on node-dash: [chunk-api] "Is the enum closed?" needs your ack; 2 unread messages in #gw--dash
 func headline(p store.Pending, fresh []string) string {
 	news := newSet(fresh)
-	var who names
+	acks := pendingAcks(p, news)
+	talk := talkChannels(p, news)
+	return fmt.Sprintf("mcpp-chat: %s waiting on %s: %s", peersOf(p.Party, acks, talk).subject(), clean(p.Party, 80), waitingFor(acks, talk))
+}
+
+// pendingAcks lists the items that need the party's ack, news first.
+func pendingAcks(p store.Pending, news set) []store.WaitingOnMe {
 	var acks []store.WaitingOnMe
 	for _, w := range p.WaitingOnMe {
 		if w.NeedsAck() {
@@ -30,46 +36,62 @@ func headline(p store.Pending, fresh []string) string {
 		}
 	}
 	sort.SliceStable(acks, func(i, j int) bool { return news[ackKey(acks[i])] && !news[ackKey(acks[j])] })
-	for _, w := range acks {
-		who.add(w.From, p.Party)
-	}
-	var talk []store.ChannelPending // channels with unread words from a peer
+	return acks
+}
+
+// talkChannels lists the channels with unread words from a peer, news
+// first.
+func talkChannels(p store.Pending, news set) []store.ChannelPending {
+	var talk []store.ChannelPending
 	for _, c := range p.Channels {
 		if c.NewestTalk > 0 {
 			talk = append(talk, c)
 		}
 	}
 	sort.SliceStable(talk, func(i, j int) bool { return news[talkKey(talk[i])] && !news[talkKey(talk[j])] })
+	return talk
+}
+
+// peersOf names who waits: the items' authors, then each channel's newest
+// speaker (or its seated peers when that message was not fetched).
+func peersOf(me string, acks []store.WaitingOnMe, talk []store.ChannelPending) names {
+	var who names
+	for _, w := range acks {
+		who.add(w.From, me)
+	}
 	for _, c := range talk {
 		if m, ok := newestTalk(c); ok {
-			who.add(m.From, p.Party)
+			who.add(m.From, me)
 			continue
 		}
 		for _, name := range c.Parties {
-			who.add(name, p.Party)
+			who.add(name, me)
 		}
 	}
-	verb := "is"
-	if len(who) > 1 {
-		verb = "are"
-	}
-	line := fmt.Sprintf("mcpp-chat: %s %s waiting on %s: ", who, verb, clean(p.Party, 80))
-	switch {
-	case len(acks) > 0:
-		line += fmt.Sprintf("[%s] %s needs your ack", clean(acks[0].Item, 60), quote(acks[0].Title, headlineWidth))
-		if n := len(acks) - 1; n > 0 {
-			line += fmt.Sprintf(" (and %s)", plural(n, "more item"))
+	return who
+}
+
+// waitingFor says what the peers wait for: the first item to ack, else
+// the unread messages and the newest one's words.
+func waitingFor(acks []store.WaitingOnMe, talk []store.ChannelPending) string {
+	if len(acks) == 0 {
+		if len(talk) == 0 {
+			return ""
 		}
-		if unread := unreadIn(talk); unread != "" {
-			line += "; " + unread
-		}
-	case len(talk) > 0:
-		line += unreadIn(talk)
+		what := unreadIn(talk)
 		if m, ok := newestTalk(talk[0]); ok {
-			line += ", newest " + quote(m.Body, headlineWidth)
+			what += ", newest " + quote(m.Body, headlineWidth)
 		}
+		return what
 	}
-	return line
+	what := fmt.Sprintf("[%s] %s needs your ack", clean(acks[0].Item, 60), quote(acks[0].Title, headlineWidth))
+	if n := len(acks) - 1; n > 0 {
+		what += fmt.Sprintf(" (and %s)", plural(n, "more item"))
+	}
+	if unread := unreadIn(talk); unread != "" {
+		what += "; " + unread
+	}
+	return what
 }
 
 // newestTalk finds a channel's newest unread say, ask or reply from a peer
@@ -119,11 +141,15 @@ func (n *names) add(name, me string) {
 	*n = append(*n, name)
 }
 
-func (n names) String() string {
-	if len(n) == 0 {
-		return "a peer"
+// subject is the names with their verb: "a is", "a and b are".
+func (n names) subject() string {
+	switch len(n) {
+	case 0:
+		return "a peer is"
+	case 1:
+		return n[0] + " is"
 	}
-	return list(n, headlineNames, "peer")
+	return list(n, headlineNames, "peer") + " are"
 }
 
 // list joins words in English, naming at most max of them:

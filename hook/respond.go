@@ -94,7 +94,10 @@ func stop(r report, p store.Pending, st *State) string {
 	if len(fresh) == 0 {
 		return ""
 	}
-	return blockJSON(stopReason(r))
+	message := headline(p, fresh)
+	reason, shown := stopReason(r, cost(message)+len(`,"systemMessage":""`))
+	st.tell(shown) // the model reads the reason: the next prompt need not repeat it
+	return blockJSON(reason, message)
 }
 
 // blockingKeys names what makes a peer wait on this session: per channel
@@ -105,16 +108,22 @@ func blockingKeys(p store.Pending) []string {
 	var out []string
 	for _, c := range p.Channels {
 		if c.NewestTalk > 0 {
-			out = append(out, fmt.Sprintf("talk/%s/%d", c.Channel, c.NewestTalk))
+			out = append(out, talkKey(c))
 		}
 	}
 	for _, w := range p.WaitingOnMe {
 		if w.NeedsAck() {
-			out = append(out, fmt.Sprintf("ack/%s/%d", w.Channel, w.Seq))
+			out = append(out, ackKey(w))
 		}
 	}
 	return out
 }
+
+func talkKey(c store.ChannelPending) string {
+	return fmt.Sprintf("talk/%s/%d", c.Channel, c.NewestTalk)
+}
+
+func ackKey(w store.WaitingOnMe) string { return fmt.Sprintf("ack/%s/%d", w.Channel, w.Seq) }
 
 const (
 	stopIntro = "A peer is waiting on this session."
@@ -122,10 +131,12 @@ const (
 		"(chat_reply to an item or message, chat_say for chatter); chat_ack an item that needs no answer."
 )
 
-// stopReason is the text a Stop block (or a wake) gives the model.
-func stopReason(r report) string {
-	text, _ := r.render(nil, MaxOutput-cost(stopIntro)-cost(stopTodo)-len(`{"decision":"block","reason":""}`))
-	return stopIntro + "\n" + text + "\n" + stopTodo
+// stopReason is the text a Stop block (or a wake) gives the model, and
+// the keys of the summary lines it holds; reserve is what the rest of the
+// output costs.
+func stopReason(r report, reserve int) (string, []string) {
+	text, shown := r.render(nil, MaxOutput-reserve-cost(stopIntro)-cost(stopTodo)-len(`{"decision":"block","reason":""}`))
+	return stopIntro + "\n" + text + "\n" + stopTodo, shown
 }
 
 func contextOverhead(event string) int {
@@ -142,10 +153,14 @@ type contextOutput struct {
 }
 
 // blockOutput is the Stop output shape that keeps the session working; the
-// reason is what the model reads.
+// reason is what the model reads, and Claude Code also shows it to the
+// person at the terminal, labelled "Stop hook reported a problem". The
+// systemMessage is the one line meant for that person (Claude Code shows
+// it, the model does not get it; Codex's Stop output accepts it too).
 type blockOutput struct {
-	Decision string `json:"decision"`
-	Reason   string `json:"reason"`
+	Decision      string `json:"decision"`
+	Reason        string `json:"reason"`
+	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
 func contextJSON(event, text string) string {
@@ -155,8 +170,8 @@ func contextJSON(event, text string) string {
 	return encode(out)
 }
 
-func blockJSON(reason string) string {
-	return encode(blockOutput{Decision: "block", Reason: reason})
+func blockJSON(reason, message string) string {
+	return encode(blockOutput{Decision: "block", Reason: reason, SystemMessage: message})
 }
 
 func encode(v any) string {

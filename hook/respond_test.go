@@ -253,3 +253,39 @@ func TestQuietOnlyWhenEverythingWasTold(t *testing.T) {
 		t.Fatal("SessionStart starts the Stop record afresh; Stop must look again")
 	}
 }
+
+// The person at the terminal reads one line: who waits on the session and
+// for what (the model reads the reason).
+func TestStopBlockTellsThePersonInOneLine(t *testing.T) {
+	b := decodeBlock(t, Respond(Stop, Payload{}, pendingFor(), &State{}))
+	want := `mcpp-chat: mesh-gw is waiting on node-dash: [chunk-api] "Is the enum closed?" needs your ack; 2 unread messages in #gw--dash`
+	if b.SystemMessage != want {
+		t.Fatalf("systemMessage = %q\nwant             %q", b.SystemMessage, want)
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	talk := store.Pending{Party: "node-dash", Channels: []store.ChannelPending{{
+		Channel: "gw--dash", Parties: []string{"mesh-gw", "node-dash"}, Unread: 1, NewestTalk: 8,
+		Newest: []store.Message{{Seq: 8, Kind: "say", From: "mesh-gw", Body: "are you\nthere?\x1b[31m"}}}}}
+	many := store.Pending{Party: "node-dash", Channels: []store.ChannelPending{
+		{Channel: "a", Unread: 1200, Over: true, NewestTalk: 9, Parties: []string{"node-dash", "radio-fw"}},
+		{Channel: "b", Unread: 1, NewestTalk: 3}, {Channel: "c", Unread: 1, NewestTalk: 4}},
+		WaitingOnMe: []store.WaitingOnMe{
+			needs("x", "X?", "mesh-gw", 2, store.NeedsAck), needs("y", "Y?", "web-ui", 3, store.NeedsAck),
+			needs("z", "Z?", "mesh-gw", 4, store.NeedsAck), needs("old", "Old", "ops", 5, store.NeedsPruneOK)}}
+	for _, c := range []struct {
+		p     store.Pending
+		fresh []string
+		want  string
+	}{
+		{talk, nil, `mcpp-chat: mesh-gw is waiting on node-dash: 1 unread message in #gw--dash, newest "are you there?"`},
+		{many, nil, `mcpp-chat: mesh-gw, web-ui and 1 more peer are waiting on node-dash: [x] "X?" needs your ack (and 2 more items); over 1202 unread messages in #a, #b and 1 more channel`},
+		// What is news leads: the item that woke the session, the channel it came in.
+		{many, []string{"ack/gw--dash/3", "talk/c/4"}, `mcpp-chat: web-ui, mesh-gw and 1 more peer are waiting on node-dash: [y] "Y?" needs your ack (and 2 more items); over 1202 unread messages in #c, #a and 1 more channel`},
+	} {
+		if got := headline(c.p, c.fresh); got != c.want {
+			t.Errorf("headline = %q\nwant       %q", got, c.want)
+		}
+	}
+}

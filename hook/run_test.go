@@ -390,3 +390,109 @@ func TestNoPartyLeavesNoRecord(t *testing.T) {
 		t.Fatalf("a folder that is no party left session records: %v", files)
 	}
 }
+
+// withEnv makes the hook see extra environment variables.
+func (f *fixture) withEnv(vars map[string]string) {
+	env := f.env
+	f.env = func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return env(k)
+	}
+}
+
+func TestUnattended(t *testing.T) {
+	cases := []struct {
+		attended, entrypoint string
+		want                 bool
+	}{
+		{"0", "sdk-cli", true},  // claude -p
+		{"0", "cli", true},      // the flag wins over an inherited entry point
+		{"1", "sdk-cli", false}, // a terminal session started from a -p run's shell
+		{"", "sdk-cli", true},   // a version without the flag
+		{"", "sdk-ts", true},
+		{"", "cli", false},
+		{"", "", false}, // not Claude Code, or too old to tell: wait as before
+	}
+	for _, c := range cases {
+		env := func(k string) string {
+			return map[string]string{"CLAUDE_CODE_SESSION_ATTENDED": c.attended, "CLAUDE_CODE_ENTRYPOINT": c.entrypoint}[k]
+		}
+		if got := unattended(env); got != c.want {
+			t.Errorf("attended %q, entrypoint %q: unattended = %v, want %v", c.attended, c.entrypoint, got, c.want)
+		}
+	}
+}
+
+// In a run nobody sits at (claude -p, the Agent SDK) the waiter leaves at
+// once and silently: Claude Code waits for its background hooks before such
+// a run exits, and there is no idle session to wake.
+func TestWaiterDoesNotHoldAnUnattendedRunOpen(t *testing.T) {
+	for _, vars := range []map[string]string{
+		{"CLAUDE_CODE_SESSION_ATTENDED": "0", "CLAUDE_CODE_ENTRYPOINT": "sdk-cli"},
+		{"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"},
+	} {
+		f := newFixture(t)
+		f.withEnv(vars)
+		done, stderr := f.waiter(context.Background(), "s1", time.Minute)
+		select {
+		case code := <-done:
+			if code != ExitOK || stderr.String() != "" {
+				t.Fatalf("%v: exit %d, stderr %q; want a silent exit 0", vars, code, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: the waiter held an unattended run open", vars)
+		}
+		if claims, _ := filepath.Glob(filepath.Join(f.stateDir, "wait-*")); len(claims) != 0 {
+			t.Fatalf("%v: the waiter left a claim: %v", vars, claims)
+		}
+	}
+}
+
+// A wake tells the model what waits; Claude Code then runs
+// UserPromptSubmit for the wake notice, which must not repeat it.
+func TestWakeIsNotRepeatedByTheNextPrompt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	done, stderr := f.waiter(ctx, "s1", 30*time.Second)
+	f.waitClaim(t, "s1", "")
+	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitWake {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not wake")
+	}
+	mustContain(t, stderr.String(), "I need FRAME_AUX.")
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Fatalf("the prompt after the wake repeated it:\n%s", out)
+	}
+	// What arrives later is news, and only it.
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "and one more thing", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	out := f.run(t, UserPromptSubmit, "s1")
+	mustContain(t, out, "and one more thing")
+	if strings.Contains(out, "FRAME_AUX") {
+		t.Fatalf("the woken-for ask was told again:\n%s", out)
+	}
+}
+
+// A Stop block's reason reaches the model too: the next prompt does not
+// repeat it.
+func TestStopBlockIsNotRepeatedByTheNextPrompt(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "the radio build is green", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, Stop, "s1"), "the radio build is green")
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Fatalf("the prompt after the Stop block repeated it:\n%s", out)
+	}
+}

@@ -70,6 +70,19 @@ func (st *State) noteQuiet(event, fp string, p store.Pending) {
 	}
 }
 
+// tell adds the keys of lines the session was just told some other way
+// than by a prompt's context (a Stop block's reason, a wake): the model
+// has read them, so UserPromptSubmit does not say them again.
+func (st *State) tell(keys []string) {
+	told := newSet(st.Told)
+	for _, k := range keys {
+		if !told[k] {
+			st.Told = append(st.Told, k)
+			told[k] = true
+		}
+	}
+}
+
 // StateDir is where the hook keeps its per-session files:
 // $XDG_STATE_HOME/mcpp-chat/hook, by default ~/.local/state/mcpp-chat/hook.
 func StateDir(env config.Env) string {

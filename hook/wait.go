@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -16,16 +18,18 @@ import (
 const DefaultWaitTimeout = time.Hour
 
 // recheckEvery is how often a waiter looks whether a newer waiter took its
-// place or its session went away; the database itself is watched.
+// place or its session went away (sessionWatch); the database itself is
+// watched.
 const recheckEvery = time.Second
 
 // wait blocks until a peer waits on this session (exit 2, the Stop reason
 // on stderr, which wakes an idle Claude Code session), or until the
-// timeout, a newer waiter of the same session and party, or the parent's
-// exit (exit 0, silent).
+// timeout, a newer waiter of the same session and party, or the end of the
+// session it serves (exit 0, silent). In a run nobody sits at it does not
+// wait at all.
 func wait(ctx context.Context, o Options) int {
 	pl, err := readPayloadWithin(ctx, o)
-	if err != nil {
+	if err != nil || unattended(o.Env) {
 		return ExitOK
 	}
 	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
@@ -49,7 +53,7 @@ func wait(ctx context.Context, o Options) int {
 	defer w.Close()
 
 	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, db: paths.DB}
-	parent := os.Getppid()
+	session := watchSession(o.Env)
 	for {
 		if reason, ok := look.check(ctx); ok {
 			fmt.Fprintln(o.Stderr, reason)
@@ -59,7 +63,7 @@ func wait(ctx context.Context, o Options) int {
 			tick, stop := context.WithTimeout(ctx, recheckEvery)
 			err := w.Changed(tick)
 			stop()
-			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || os.Getppid() != parent {
+			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || session.gone() {
 				return ExitOK
 			}
 			if err == nil {
@@ -67,6 +71,28 @@ func wait(ctx context.Context, o Options) int {
 			}
 		}
 	}
+}
+
+// unattended reports a Claude Code run that nobody sits at: `claude -p`
+// or the Agent SDK. There is no idle session there for a wake to reach,
+// and Claude Code waits for its background hooks before such a run exits,
+// so a waiter would hold the run open until its timeout.
+//
+// CLAUDE_CODE_SESSION_ATTENDED is the signal trusted first: Claude Code
+// computes it for each run and sets it, "1" or "0", in every hook's
+// environment, so it is right even when one Claude Code was started by
+// another. CLAUDE_CODE_ENTRYPOINT ("cli" at a terminal, "sdk-cli" for -p,
+// "sdk-ts" or "sdk-py" for the SDK) is only a fallback for versions that do
+// not set the first: it is inherited from a parent that had it set, so it
+// can be stale.
+func unattended(env config.Env) bool {
+	switch env("CLAUDE_CODE_SESSION_ATTENDED") {
+	case "0", "false":
+		return true
+	case "1", "true":
+		return false
+	}
+	return strings.HasPrefix(env("CLAUDE_CODE_ENTRYPOINT"), "sdk")
 }
 
 // readPayloadWithin reads stdin but gives up after Deadline.
@@ -101,6 +127,9 @@ type watcherLook struct {
 // check reads the database and reports the wake reason when something
 // waits on the session that neither the Stop hook nor a waiter reported.
 // Without a session record, what waited at the start does not count.
+// The report is recorded as told, under the same lock as the hooks' own
+// records: Claude Code runs UserPromptSubmit for the wake, which must not
+// tell the model again what the wake just told it.
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	look, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()
@@ -109,25 +138,42 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	keys := blockingKeys(p)
+	r := newReport(p)
 	var fresh []string
+	var report string
+	recorded := l.session != "" && l.dir != ""
 	err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
-		if l.session == "" {
+		if !recorded {
 			return
 		}
 		fresh = missing(keys, newSet(st.Blocked))
 		st.Blocked = keys
+		if len(fresh) > 0 {
+			var shown []string
+			report, shown = wakeReport(p, r, fresh)
+			st.tell(shown)
+		}
 	})
-	if l.session == "" || l.dir == "" || err != nil {
-		fresh = nil
+	if !recorded || err != nil {
+		report = ""
 		if l.seen != nil {
-			fresh = missing(keys, l.seen)
+			if fresh = missing(keys, l.seen); len(fresh) > 0 {
+				report, _ = wakeReport(p, r, fresh)
+			}
 		}
 	}
 	l.seen = newSet(keys)
-	if len(fresh) == 0 {
-		return "", false
-	}
-	return stopReason(newReport(p)), true
+	return report, report != ""
+}
+
+// wakeReport is what a wake prints on stderr, and the keys of the summary
+// lines in it. Claude Code shows the person at the terminal a wake as one
+// line, "Stop hook feedback", and this report only when expanded, so the
+// report starts with the headline; the model reads all of it.
+func wakeReport(p store.Pending, r report, fresh []string) (string, []string) {
+	message := headline(p, fresh)
+	reason, shown := stopReason(r, cost(message))
+	return message + "\n" + reason, shown
 }
 
 // claim marks the one waiter of a session and party: a newer waiter

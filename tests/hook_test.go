@@ -118,6 +118,19 @@ func reasonOf(t *testing.T, r hookResult) string {
 	return out.Reason
 }
 
+// systemMessageOf decodes the one line a Stop block shows the person at
+// the terminal.
+func systemMessageOf(t *testing.T, r hookResult) string {
+	t.Helper()
+	var out struct {
+		SystemMessage string `json:"systemMessage"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("Stop: %v in %q", err, r.stdout)
+	}
+	return out.SystemMessage
+}
+
 func contains(t *testing.T, text string, wants ...string) {
 	t.Helper()
 	for _, want := range wants {
@@ -182,7 +195,12 @@ func TestHookUserPromptSubmitDoesNotRepeat(t *testing.T) {
 
 func TestHookStopBlocksOnce(t *testing.T) {
 	w, gw, dash := hookPair(t)
-	reason := reasonOf(t, w.event(dash, "s1", "Stop", "stop_hook_active", false))
+	r := w.event(dash, "s1", "Stop", "stop_hook_active", false)
+	reason := reasonOf(t, r)
+	want := `mcpp-chat: mesh-gw is waiting on node-dash: [chunk-api] "Is the chunk header enum closed?" needs your ack; 2 unread messages in #gw--dash`
+	if got := systemMessageOf(t, r); got != want {
+		t.Errorf("systemMessage = %q, want %q", got, want)
+	}
 	contains(t, reason, "A peer is waiting on this session", "you are node-dash",
 		`[chunk-api] "Is the chunk header enum closed?" from mesh-gw — needs your ack`, "I need FRAME_AUX.",
 		"call chat_inbox, then chat_read", "answer from your own repository", "chat_ack an item that needs no answer")
@@ -493,6 +511,12 @@ func TestHookWaitWakesAndTimesOut(t *testing.T) {
 		t.Fatalf("--wait printed on stdout: %q", stdout.String())
 	}
 	contains(t, stderr.String(), "A peer is waiting on this session", `[rebuild] "Can you rebuild the dashboard?" from mesh-gw — needs your ack`)
+	// Claude Code shows the person a wake as "Stop hook feedback" and this
+	// report when expanded: its first line says who waits and for what.
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	if want := `mcpp-chat: mesh-gw is waiting on node-dash: [rebuild] "Can you rebuild the dashboard?" needs your ack`; !strings.HasPrefix(first, want) {
+		t.Errorf("the wake's first line is %q, want it to start %q", first, want)
+	}
 }
 
 // waitForClaim waits until a --wait process has claimed its place in the
@@ -549,4 +573,13 @@ func TestHookNewerWaiterReplacesOlder(t *testing.T) {
 		t.Fatalf("the newer waiter ended too: %v", err)
 	case <-time.After(1500 * time.Millisecond):
 	}
+}
+
+// In `claude -p` Claude Code waits for background hooks before it exits:
+// the waiter must not hold such a run open, not even for a moment's look.
+func TestHookWaitLeavesUnattendedRunsAtOnce(t *testing.T) {
+	w, _, dash := hookPair(t)
+	env := []string{"CLAUDE_PROJECT_DIR=" + dash, "CLAUDE_CODE_SESSION_ATTENDED=0", "CLAUDE_CODE_ENTRYPOINT=sdk-cli"}
+	r := w.runHook(dash, hookPayload("p1", "Stop", dash), env, "--event", "Stop", "--wait", "--timeout", "120")
+	mustSilent(t, "--wait in a claude -p run", r)
 }

@@ -620,8 +620,8 @@ func (t *liveTap) find(list *[]liveTapped, ok func(jsonrpc.Message) bool, d time
 }
 
 // Cancelling the client's call sends notifications/cancelled; the server
-// ends the wait at once (its answer to the cancelled call shows when) and
-// answers the next request.
+// ends the wait, sends no answer to it (MCP: a cancelled request gets no
+// response) and answers the next request.
 func TestWaitCancelled(t *testing.T) {
 	t.Parallel()
 	w, alpha, _ := liveWorld(t)
@@ -658,21 +658,12 @@ func TestWaitCancelled(t *testing.T) {
 	}, liveGenerous); !ok {
 		t.Fatal("the client sent no notifications/cancelled")
 	}
-	cancelledAt := time.Now()
-	answer, ok := tap.find(&tap.fromSrv, func(m jsonrpc.Message) bool {
+	toolCall(t, s, "chat_inbox", nil, nil)
+	if answer, ok := tap.find(&tap.fromSrv, func(m jsonrpc.Message) bool {
 		r, ok := m.(*jsonrpc.Response)
 		return ok && r.ID == id
-	}, liveGenerous)
-	if !ok {
-		t.Fatal("the server never ended the cancelled wait")
-	}
-	if d := answer.at.Sub(cancelledAt); d > 3*time.Second {
-		t.Fatalf("the cancelled wait ended %v after the cancellation, want at once", d)
-	}
-	start := time.Now()
-	toolCall(t, s, "chat_inbox", nil, nil)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("the next request took %v", d)
+	}, time.Second); ok {
+		t.Fatalf("the cancelled call got a response: %+v", answer.msg)
 	}
 }
 

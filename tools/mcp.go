@@ -2,6 +2,9 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +35,45 @@ func NewMCPServer(s *Service, version string, log *slog.Logger) *mcp.Server {
 			})
 	}
 	return srv
+}
+
+// Serve runs srv over t until the client closes the connection (the end of
+// stdin) or ctx ends (SIGTERM, SIGINT): both are a normal end, reported as
+// nil. The SDK's Server.Run logs the second at ERROR level, on every
+// shutdown a client makes. Calls still running when ctx ends are ended too.
+func Serve(ctx context.Context, srv *mcp.Server, t mcp.Transport) error {
+	srv.AddReceivingMiddleware(endWith(ctx))
+	ss, err := srv.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("connect the MCP session: %w", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		return nil
+	case err := <-ended:
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+}
+
+// endWith ends each request's context when ctx ends. The SDK ends a
+// handler's context only with its request, and closing the session waits
+// for the handlers: without this a shutdown would wait out a chat_wait.
+func endWith(ctx context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(rctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			rctx, cancel := context.WithCancel(rctx)
+			defer cancel()
+			defer context.AfterFunc(ctx, cancel)()
+			return next(rctx, method, req)
+		}
+	}
 }
 
 func success(res Result) (*mcp.CallToolResult, error) {

@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,14 +29,91 @@ const (
 // the SDK ends the session on the first line it cannot decode (a malformed
 // line, a batch, an over-long line), so every line is checked here first and
 // a bad one is answered with a JSON-RPC error and dropped. The server never
-// stops over bad input.
-func GuardedStdio(stdin io.Reader, stdout io.Writer) *mcp.IOTransport {
+// stops over bad input. A request the client cancelled gets no response.
+func GuardedStdio(stdin io.Reader, stdout io.Writer) mcp.Transport {
 	out := &lockedWriter{w: stdout}
-	return &mcp.IOTransport{
+	return &noCancelledAnswers{&mcp.IOTransport{
 		Reader:        io.NopCloser(&lineGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, max: MaxLineBytes}),
 		Writer:        out,
 		MaxLineLength: -1, // the guard enforces MaxLineBytes
+	}}
+}
+
+// noCancelledAnswers keeps the answer to a cancelled request from the
+// client: MCP says a request the client cancelled (notifications/cancelled)
+// gets no response, while the SDK (v1.8.0) cancels the handler's context
+// and still sends whatever the handler returns.
+type noCancelledAnswers struct {
+	mcp.Transport
+}
+
+func (t *noCancelledAnswers) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
 	}
+	return &cancelAwareConn{Connection: c, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}}, nil
+}
+
+// cancelAwareConn notes the client's requests and cancellations as they
+// are read and drops a response to a cancelled request as it is written.
+type cancelAwareConn struct {
+	mcp.Connection
+	mu        sync.Mutex
+	inFlight  map[jsonrpc.ID]bool // requests read and not answered yet
+	cancelled map[jsonrpc.ID]bool // of those, the ones the client cancelled
+}
+
+func (c *cancelAwareConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
+		c.note(req)
+	}
+	return msg, err
+}
+
+func (c *cancelAwareConn) note(req *jsonrpc.Request) {
+	if req.IsCall() {
+		c.mu.Lock()
+		c.inFlight[req.ID] = true
+		c.mu.Unlock()
+		return
+	}
+	if req.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inFlight[id] { // a request already answered cannot be taken back
+		c.cancelled[id] = true
+	}
+}
+
+func (c *cancelAwareConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.answered(resp.ID) {
+		return nil
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// answered forgets the request id and reports whether it was cancelled.
+func (c *cancelAwareConn) answered(id jsonrpc.ID) (cancelled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cancelled = c.cancelled[id]
+	delete(c.inFlight, id)
+	delete(c.cancelled, id)
+	return cancelled
 }
 
 // lockedWriter keeps the guard's error replies and the SDK's messages from

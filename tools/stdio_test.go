@@ -3,10 +3,14 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // guardOutput runs input through the line guard and returns what reaches
@@ -69,5 +73,63 @@ func TestLineGuardAnswersBadLines(t *testing.T) {
 		if e == nil || e["code"] != c.code || replies[0]["id"] != c.id || e["message"] == "" {
 			t.Errorf("%.40s: reply %v, want code %v id %v", c.line, replies[0], c.code, c.id)
 		}
+	}
+}
+
+// fakeConn hands out queued messages and records what is written.
+type fakeConn struct {
+	mcp.Connection
+	in      []jsonrpc.Message
+	written []jsonrpc.Message
+}
+
+func (f *fakeConn) Read(context.Context) (jsonrpc.Message, error) {
+	m := f.in[0]
+	f.in = f.in[1:]
+	return m, nil
+}
+
+func (f *fakeConn) Write(_ context.Context, m jsonrpc.Message) error {
+	f.written = append(f.written, m)
+	return nil
+}
+
+func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	id := func(v any) jsonrpc.ID {
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	cancel := func(v string) *jsonrpc.Request {
+		return &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":` + v + `}`)}
+	}
+	f := &fakeConn{in: []jsonrpc.Message{
+		&jsonrpc.Request{ID: id(float64(7)), Method: "tools/call"},
+		&jsonrpc.Request{ID: id("eight"), Method: "tools/call"},
+		&jsonrpc.Request{ID: id(float64(9)), Method: "tools/call"},
+		cancel(`7`), cancel(`"eight"`),
+		cancel(`9`),  // after 9 was answered: too late, nothing to drop
+		cancel(`10`), // never asked
+	}}
+	c := &cancelAwareConn{Connection: f, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}}
+	ctx := context.Background()
+	for range 3 {
+		c.Read(ctx)
+	}
+	c.Write(ctx, &jsonrpc.Response{ID: id(float64(9))})
+	for range 4 {
+		c.Read(ctx)
+	}
+	for _, v := range []any{float64(7), "eight", float64(10)} {
+		c.Write(ctx, &jsonrpc.Response{ID: id(v)})
+	}
+	c.Write(ctx, &jsonrpc.Request{Method: "notifications/progress"})
+	if len(f.written) != 3 || f.written[0].(*jsonrpc.Response).ID != id(float64(9)) || f.written[1].(*jsonrpc.Response).ID != id(float64(10)) {
+		t.Fatalf("written: %+v; want the answer to 9, the one to 10 and the notification", f.written)
+	}
+	if len(c.inFlight)+len(c.cancelled) != 0 {
+		t.Fatalf("left behind: %v %v", c.inFlight, c.cancelled)
 	}
 }

@@ -10,8 +10,9 @@ import (
 )
 
 func doctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("doctor", "doctor [--workspace DIR]\n\nPrints every resolved path, the schema version and the party for the folder.", stderr)
+	fs := flags("doctor", "doctor [--workspace DIR] [--settings FILE]\n\nPrints every resolved path, the schema version and the party for the folder, and\nwhether the Claude Code hooks in the settings file would load.", stderr)
 	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
+	settingsFile := fs.String("settings", "", "Claude Code settings file whose hooks to check (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -39,6 +40,9 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", in.party.Root, in.party.Via)
 	code := exitOK
+	if file := claudeSettings(getenv, *settingsFile); file != "" && !checkHooks(stdout, file, *settingsFile != "") {
+		code = exitError
+	}
 	db, err := store.Open(ctx, in.paths.DB)
 	if err != nil {
 		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)

@@ -33,7 +33,7 @@ Usage:
                                        print a line per change as it happens
   mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
-  mcpp-chat setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--wake] [--write] [--settings FILE]
                                        print the snippet that connects each client;
                                        --write merges the hooks into ~/.claude/settings.json
   mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder

@@ -33,8 +33,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		log.Warn("could not register the party yet", "err", err)
 	}
 	srv := tools.NewMCPServer(svc, version, log)
-	err = srv.Run(ctx, tools.GuardedStdio(stdin, stdout))
-	if err != nil && ctx.Err() == nil {
+	if err := tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout)); err != nil {
 		log.Warn("server stopped", "err", err)
 	}
 	return exitOK

@@ -23,6 +23,21 @@ var hookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop"}
 // answers in milliseconds, so this only bounds a stuck filesystem.
 const hookTimeout = 10
 
+// The idle wake's waiter (experimental): --timeout bounds its wait, and
+// Claude Code's timeout for it is waiterGrace seconds more, so the waiter
+// ends on its own terms (a silent exit 0) rather than being killed.
+const (
+	waiterTimeout = 3600
+	waiterGrace   = 60
+)
+
+// waiterSummary is what the person at the terminal reads when the waiter
+// wakes the session; without it Claude Code shows "Stop hook feedback".
+// Claude Code (2.1.332) reads it from the entry, fixed, so it cannot name
+// the peer; the waiter's report, which the model reads, does. The field is
+// one Claude Code marks internal; versions without it ignore it.
+const waiterSummary = "mcpp-chat: a peer is waiting on this session"
+
 // installation is where this binary and its companions live.
 type installation struct {
 	exe       string // this binary, symlinks resolved
@@ -67,8 +82,9 @@ func fileExists(path string) bool {
 }
 
 func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). --write merges the Claude Code hooks into the settings file:\nit keeps every other key and hook, adds ours once, and copies the file to FILE.bak first.", stderr)
+	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--wake] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). A named target prints only what is valid in its format, so\nthat it can be saved as printed (setup hooks > hooks.json); notes go to stderr.\n--write merges the Claude Code hooks into the settings file: it keeps every other key\nand hook, adds ours once, and copies the file to FILE.bak first.", stderr)
 	write := fs.Bool("write", false, "merge the hooks into the settings file instead of printing them")
+	wake := fs.Bool("wake", false, "hooks: also print the experimental idle wake (an asyncRewake Stop entry); --write never writes it")
 	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
@@ -84,11 +100,16 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			return exitUsage
 		}
 	}
+	hooks := func(w io.Writer, in installation) { printHooks(w, w, in, *wake) }
 	sections := map[string]func(io.Writer, installation){
-		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": printHooks,
+		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": hooks,
 	}
 	if _, ok := sections[target]; !ok && target != "" && target != "all" {
 		fmt.Fprintf(stderr, "mcpp-chat setup: unknown target %q — use claude, codex, mcpp or hooks (or none for all)\n", target)
+		return exitUsage
+	}
+	if *wake && target != "hooks" {
+		fmt.Fprintln(stderr, "mcpp-chat setup: --wake belongs to the hooks — run `mcpp-chat setup hooks --wake`")
 		return exitUsage
 	}
 	in, err := findInstallation(getenv)
@@ -101,7 +122,15 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "mcpp-chat setup: --write only merges the hooks — run `mcpp-chat setup hooks --write`, and paste the %s snippet yourself\n", target)
 			return exitUsage
 		}
+		if *wake {
+			fmt.Fprintln(stderr, "mcpp-chat setup: --write does not write the experimental idle wake — run `mcpp-chat setup hooks --write`, then add the second Stop entry of `mcpp-chat setup hooks --wake` by hand")
+			return exitUsage
+		}
 		return writeHooks(in, *file, getenv, stdout, stderr)
+	}
+	if target == "hooks" {
+		printHooks(stdout, stderr, in, *wake) // JSON has no comments: notes go to stderr
+		return exitOK
 	}
 	if target != "" && target != "all" {
 		sections[target](stdout, in)
@@ -135,6 +164,16 @@ func printCodex(w io.Writer, in installation) {
 	fmt.Fprintln(w, "[mcp_servers.chat]")
 	fmt.Fprintf(w, "command = %s\n", jsonValue(in.exe))
 	fmt.Fprintln(w, `args = ["serve"]`)
+	fmt.Fprintln(w, "# The chat tools touch only the chat database. Without this line `codex exec` (approval")
+	fmt.Fprintln(w, "# policy \"never\") refuses every chat call as one that needs approval.")
+	fmt.Fprintln(w, `default_tools_approval_mode = "approve"`)
+	fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
+	fmt.Fprintln(w, "# without it the server would not find this install's database.")
+	if in.db == "" {
+		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
+		return
+	}
+	fmt.Fprintf(w, "env = { MCPP_CHAT_DB = %s }\n", jsonValue(in.db))
 }
 
 func printMCPP(w io.Writer, in installation) {
@@ -153,24 +192,27 @@ func printMCPP(w io.Writer, in installation) {
 	fmt.Fprintf(w, "  - path: %s\n", yamlScalar(in.mcppDir))
 }
 
-func printHooks(w io.Writer, in installation) {
-	fmt.Fprintln(w, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
-	fmt.Fprintln(w, "# `mcpp-chat setup hooks --write` merges this into ~/.claude/settings.json (keeps everything, writes a .bak);")
-	fmt.Fprintln(w, "# or merge it by hand:")
+// printHooks writes the settings document to w, valid JSON as printed
+// (Claude Code silently ignores a --settings file that is not), and the
+// notes about it to notes. With wake the document also holds the
+// experimental idle wake.
+func printHooks(w, notes io.Writer, in installation, wake bool) {
+	fmt.Fprintln(notes, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
+	fmt.Fprintln(notes, "# `mcpp-chat setup hooks --write` merges the synchronous hooks into ~/.claude/settings.json")
+	fmt.Fprintln(notes, "# (keeps everything, writes a .bak); or merge this by hand, or save it and pass --settings FILE:")
 	if !fileExists(in.hook) {
-		fmt.Fprintf(w, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
+		fmt.Fprintf(notes, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 	}
-	w.Write(settings.Template(ourHooks(in)))
-	fmt.Fprintln(w, "# Experimental (Claude Code marks asyncRewake experimental): also wake an idle session when a")
-	fmt.Fprintln(w, "# peer needs it, by adding this group to the \"Stop\" list by hand:")
-	type entry struct {
-		Type        string `json:"type"`
-		Command     string `json:"command"`
-		AsyncRewake bool   `json:"asyncRewake"`
-		Timeout     int    `json:"timeout"`
+	hooks := ourHooks(in)
+	if wake {
+		fmt.Fprintln(notes, "# The second Stop entry is the idle wake, experimental (Claude Code marks asyncRewake so);")
+		fmt.Fprintln(notes, "# --write does not write it.")
+		hooks = append(hooks, waiterHook(in))
+	} else {
+		fmt.Fprintln(notes, "# Experimental: `mcpp-chat setup hooks --wake` adds an entry that wakes an idle session")
+		fmt.Fprintln(notes, "# when a peer needs it (Claude Code marks asyncRewake experimental).")
 	}
-	rewake := map[string][]entry{"hooks": {{"command", hookCommand(in, "Stop") + " --wait", true, 3600}}}
-	fmt.Fprintf(w, "#   %s\n", jsonValue(rewake))
+	w.Write(settings.Template(hooks))
 }
 
 func ourHooks(in installation) []settings.Hook {
@@ -181,6 +223,13 @@ func ourHooks(in installation) []settings.Hook {
 	return hooks
 }
 
+// waiterHook is the idle wake: a background Stop hook that exits 2 when a
+// peer needs the session.
+func waiterHook(in installation) settings.Hook {
+	return settings.Hook{Event: "Stop", Command: fmt.Sprintf("%s --wait --timeout %d", hookCommand(in, "Stop"), waiterTimeout),
+		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true, RewakeSummary: waiterSummary}
+}
+
 func hookCommand(in installation, event string) string {
 	return shellQuote(in.hook) + " --event " + event
 }
@@ -189,10 +238,10 @@ func hookCommand(in installation, event string) string {
 // but not the --wait waiter a user added by hand.
 func isOurHook(event string) func(string) bool {
 	return func(cmd string) bool {
-		f := strings.Fields(cmd)
-		if len(f) == 0 || filepath.Base(strings.Trim(f[0], `'"`)) != "mcpp-chat-hook" {
+		if _, ours := hookProgram(cmd); !ours {
 			return false
 		}
+		f := shellWords(cmd)
 		found := false
 		for i, a := range f {
 			switch {
@@ -211,16 +260,9 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "mcpp-chat setup: the hook binary %s is missing — run `make build` in %s first; nothing was written\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 		return exitError
 	}
-	if file == "" {
-		home := getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
-				return exitUsage
-			}
-		}
-		file = filepath.Join(home, ".claude", "settings.json")
+	if file = claudeSettings(getenv, file); file == "" {
+		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
+		return exitUsage
 	}
 	changes, backup, err := settings.MergeFile(file, ourHooks(in))
 	if err != nil {
@@ -239,6 +281,22 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stdout, "%s already has every hook; nothing changed\n", file)
 	}
 	return exitOK
+}
+
+// claudeSettings is the settings file given, else the user's
+// ~/.claude/settings.json; "" when there is no home folder to find it in.
+func claudeSettings(getenv func(string) string, given string) string {
+	if given != "" {
+		return given
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".claude", "settings.json")
 }
 
 func changed(cs []settings.Change) bool {

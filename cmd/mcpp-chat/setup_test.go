@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -102,7 +103,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 		"[mcp_servers.chat]\ncommand = \"" + filepath.Join(dir, "bin", "mcpp-chat") + "\"\nargs = [\"serve\"]\n",
 		"modules:\n  - path: \"" + dir + "\"\n",
 		hook + " --event SessionStart",
-		`"asyncRewake":true`, "xperimental",
+		"setup hooks --wake", "xperimental",
 		filepath.Join(home, "chat.db"),
 	} {
 		if !strings.Contains(out, want) {
@@ -116,7 +117,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 	}
 
 	_, hooks, _ := runSetup(t, home, "hooks")
-	doc := decodeSettings(t, []byte(snippet(hooks)))
+	doc := decodeSettings(t, []byte(hooks)) // as printed: `setup hooks > file` must be a settings file
 	for _, ev := range hookEvents {
 		g := doc.Hooks[ev]
 		if len(g) != 1 || len(g[0].Hooks) != 1 {
@@ -129,10 +130,87 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 	}
 }
 
+// `setup hooks > file` then `claude --settings file`: Claude Code silently
+// ignores a file that is not JSON, so stdout is the document alone and
+// every note goes to stderr.
+func TestSetupHooksPrintsValidJSON(t *testing.T) {
+	dir := fakeInstall(t, true)
+	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
+	for _, args := range [][]string{{"hooks"}, {"hooks", "--wake"}} {
+		code, out, errs := runSetup(t, t.TempDir(), args...)
+		if code != 0 || !json.Valid([]byte(out)) {
+			t.Fatalf("setup %v: exit %d, stdout is not JSON as printed:\n%s", args, code, out)
+		}
+		if !strings.Contains(errs, "--write") || !strings.Contains(errs, "xperimental") {
+			t.Errorf("setup %v: the notes are missing from stderr: %q", args, errs)
+		}
+	}
+	_, out, _ := runSetup(t, t.TempDir(), "hooks", "--wake")
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	stop := doc.Hooks["Stop"]
+	if len(stop) != 2 || len(stop[1].Hooks) != 1 {
+		t.Fatalf("Stop = %+v, want the synchronous entry and the waiter", stop)
+	}
+	want := map[string]any{"type": "command", "command": hook + " --event Stop --wait --timeout 3600", "asyncRewake": true,
+		"rewakeSummary": "mcpp-chat: a peer is waiting on this session", "timeout": 3660.0}
+	if got := stop[1].Hooks[0]; !reflect.DeepEqual(got, want) {
+		t.Errorf("waiter entry = %v\nwant %v", got, want)
+	}
+}
+
+// docs/hooks.md shows the settings block `setup hooks --wake` prints for
+// a checkout at /home/you/src/mcpp-chat: one truth, kept by this test.
+func TestSetupHooksMatchesTheDocs(t *testing.T) {
+	old := executable
+	executable = func() (string, error) { return "/home/you/src/mcpp-chat/bin/mcpp-chat", nil }
+	t.Cleanup(func() { executable = old })
+	_, out, _ := runSetup(t, t.TempDir(), "hooks", "--wake")
+	var printed, documented any
+	if err := json.Unmarshal([]byte(out), &printed); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "hooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := docBlock(t, string(data), "## settings.json", "```json\n")
+	if err := json.Unmarshal([]byte(block), &documented); err != nil {
+		t.Fatalf("the settings block in docs/hooks.md is not JSON: %v\n%s", err, block)
+	}
+	if !reflect.DeepEqual(printed, documented) {
+		t.Errorf("docs/hooks.md shows\n%s\nbut setup hooks --wake prints\n%s", block, out)
+	}
+}
+
+// docBlock returns the first fenced block opened by fence after heading.
+func docBlock(t *testing.T, doc, heading, fence string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("no %q section", heading)
+	}
+	_, after, ok = strings.Cut(after, fence)
+	if !ok {
+		t.Fatalf("no %q block under %q", fence, heading)
+	}
+	block, _, ok := strings.Cut(after, "\n```")
+	if !ok {
+		t.Fatalf("unclosed block under %q", heading)
+	}
+	return block
+}
+
 func TestSetupUsageErrors(t *testing.T) {
 	fakeInstall(t, true)
 	home := t.TempDir()
-	for _, args := range [][]string{{"vscode"}, {"claude", "--write"}, {"hooks", "extra"}} {
+	for _, args := range [][]string{{"vscode"}, {"claude", "--write"}, {"hooks", "extra"}, {"claude", "--wake"}, {"hooks", "--wake", "--write"}} {
 		code, _, errs := runSetup(t, home, args...)
 		if code != exitUsage || errs == "" {
 			t.Errorf("setup %v: exit %d, stderr %q; want a usage error", args, code, errs)
@@ -285,6 +363,8 @@ func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
 	old := `{"hooks": {"Stop": [
 	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop", "timeout": 10}]},
 	  {"hooks": [{"type": "command", "command": "/old/place/bin/mcpp-chat-hook --event Stop --wait", "asyncRewake": true}]}
+	], "SessionStart": [
+	  {"hooks": [{"type": "command", "command": "'/old place/bin/mcpp-chat-hook' --event SessionStart", "timeout": 10}]}
 	]}}`
 	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
@@ -297,6 +377,11 @@ func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
 	if got := decodeSettings(t, data).commands("Stop"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Stop = %q, want %q", got, want)
 	}
+	// A path with a space is quoted; it is still our hook, moved.
+	start := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event SessionStart"
+	if got := decodeSettings(t, data).commands("SessionStart"); len(got) != 1 || got[0] != start {
+		t.Errorf("SessionStart = %q, want [%q]", got, start)
+	}
 }
 
 func TestSetupWriteNeedsTheHookBinary(t *testing.T) {
@@ -308,5 +393,62 @@ func TestSetupWriteNeedsTheHookBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err == nil {
 		t.Error("wrote settings pointing at a missing hook binary")
+	}
+}
+
+// tomlTable returns the key = value lines of [name] in a TOML text (one
+// line per value, as our snippets write them), comments left out.
+func tomlTable(t *testing.T, text, name string) map[string]string {
+	t.Helper()
+	keys := map[string]string{}
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			in = line == "["+name+"]"
+		case in:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok {
+				t.Fatalf("not a key = value line in [%s]: %q", name, line)
+			}
+			keys[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return keys
+}
+
+// A plain `codex exec` runs with approval policy "never": without the
+// approval line it refuses every chat call. And Codex passes the server
+// only a few variables plus the table's env: the database must be there.
+func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
+	dir := fakeInstall(t, true)
+	home := t.TempDir()
+	_, out, _ := runSetup(t, home, "codex")
+	got := tomlTable(t, out, "mcp_servers.chat")
+	want := map[string]string{
+		"command":                     `"` + filepath.Join(dir, "bin", "mcpp-chat") + `"`,
+		"args":                        `["serve"]`,
+		"default_tools_approval_mode": `"approve"`,
+		"env":                         `{ MCPP_CHAT_DB = "` + filepath.Join(home, "chat.db") + `" }`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("setup codex table = %v\nwant %v\n%s", got, want, out)
+	}
+
+	// The README shows the same table, with placeholder paths.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := tomlTable(t, docBlock(t, string(readme), "### Codex", "```toml\n"), "mcp_servers.chat")
+	for k := range want {
+		if _, ok := shown[k]; !ok {
+			t.Errorf("the README's Codex table lacks %s", k)
+		}
+	}
+	if len(shown) != len(want) || shown["default_tools_approval_mode"] != `"approve"` || !strings.Contains(shown["env"], "MCPP_CHAT_DB = ") {
+		t.Errorf("the README's Codex table = %v", shown)
 	}
 }

@@ -20,6 +20,12 @@ type Hook struct {
 	Event   string
 	Command string
 	Timeout int
+	// AsyncRewake runs the hook in the background; its exit 2 wakes an
+	// idle session (Claude Code's "asyncRewake", experimental).
+	AsyncRewake bool
+	// RewakeSummary is the line Claude Code shows the person when such a
+	// hook wakes the session, instead of "Stop hook feedback".
+	RewakeSummary string
 	// Replaces recognises an older form of this hook (say, the same program
 	// at a path the checkout has since moved from), updated in place
 	// rather than added twice. nil: only an identical command counts.
@@ -156,6 +162,12 @@ func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Action, error) 
 	entry := object{}
 	entry.set("type", encodeValue("command"))
 	entry.set("command", encodeValue(h.Command))
+	if h.AsyncRewake {
+		entry.set("asyncRewake", encodeValue(true))
+	}
+	if h.RewakeSummary != "" {
+		entry.set("rewakeSummary", encodeValue(h.RewakeSummary))
+	}
 	if h.Timeout > 0 {
 		entry.set("timeout", encodeValue(h.Timeout))
 	}

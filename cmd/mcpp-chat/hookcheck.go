@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/settings"
+)
+
+// checkHooks tells whether the mcpp-chat hooks in a Claude Code settings
+// file would load and run: a file that is not JSON is ignored by Claude
+// Code as a whole, silently, and a hook whose binary is missing fails every
+// time. explicit is a file the user named (its absence is a problem).
+// It returns false when something would not work.
+func checkHooks(w io.Writer, file string, explicit bool) bool {
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		fmt.Fprintf(w, "hooks:       none (no %s) — run: mcpp-chat setup hooks --write\n", file)
+		return true
+	case err != nil:
+		fmt.Fprintf(w, "warning:     cannot read %s: %v\n", file, err)
+		return false
+	}
+	entries, problems := settings.Inspect(data)
+	for _, p := range problems {
+		fmt.Fprintf(w, "warning:     %s: %s — fix the file; until then its hooks do not run\n", file, p)
+	}
+	var ours []string
+	ok := len(problems) == 0
+	for _, e := range entries {
+		prog, isOurs := hookProgram(e.Command)
+		if !isOurs {
+			continue
+		}
+		name := e.Event
+		if e.AsyncRewake {
+			name += " (idle wake)"
+		}
+		ours = append(ours, name)
+		if problem := runnable(prog); problem != "" {
+			fmt.Fprintf(w, "warning:     %s %s: %s\n", file, e.Where, problem)
+			ok = false
+		}
+	}
+	if len(ours) == 0 {
+		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: mcpp-chat setup hooks --write\n", file)
+		return ok
+	}
+	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(ours, ", "), file)
+	return ok
+}
+
+// runnable says why the hook program would not run, or "".
+func runnable(prog string) string {
+	if strings.ContainsAny(prog, "$`") {
+		return "" // a variable Claude Code's shell expands: cannot be checked here
+	}
+	if !strings.Contains(prog, "/") {
+		if _, err := exec.LookPath(prog); err != nil {
+			return prog + " is not on PATH — give its absolute path (mcpp-chat setup hooks --write does)"
+		}
+		return ""
+	}
+	info, err := os.Stat(prog)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s is missing — run make build in the checkout, or mcpp-chat setup hooks --write to point the hooks at this install", prog)
+	case info.IsDir() || info.Mode().Perm()&0o111 == 0:
+		return fmt.Sprintf("%s is not an executable file — run: chmod +x %s", prog, shellQuote(prog))
+	}
+	return ""
+}
+
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// hookProgram is the program a hook command runs (after any VAR=value
+// prefix, e.g. MCPP_CHAT_DB=...), and whether it is mcpp-chat's hook.
+func hookProgram(command string) (prog string, ours bool) {
+	words := shellWords(command)
+	for len(words) > 0 && assignment.MatchString(words[0]) {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	return words[0], filepath.Base(words[0]) == "mcpp-chat-hook"
+}
+
+// shellWords splits a command line as a POSIX shell would split simple
+// words: single quotes, double quotes (with \ escapes) and backslashes.
+// Expansions are left as written.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words, inWord = append(words, cur.String()), false
+				cur.Reset()
+			}
+		case c == '\'':
+			inWord = true
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			inWord = true
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s):
+			inWord = true
+			i++
+			cur.WriteByte(s[i])
+		default:
+			inWord = true
+			cur.WriteByte(c)
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}

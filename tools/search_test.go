@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// Codex and Claude Code hide MCP tools until the model searches for them,
+// and Codex's tool_search ranks tools by their descriptions alone (eight
+// results by default). A description must hold the words an agent would
+// search for, its own name's words first. This is a plain BM25 over the
+// descriptions, the usual ranking for such a search.
+func TestEachToolIsFoundByTheWordsOfItsName(t *testing.T) {
+	m, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Searches differ in how they cut words; a plural "s" taken off
+	// stands for a stemmer, which makes "waits" a "wait".
+	for _, tokens := range []func(string) []string{words, stems} {
+		docs := make([][]string, len(m.Tools))
+		for i, tool := range m.Tools {
+			docs[i] = tokens(tool.Description)
+		}
+		for i, tool := range m.Tools {
+			for _, query := range []string{strings.TrimPrefix(tool.Name, "chat_"), tool.Name} {
+				ranked := bm25(docs, tokens(query))
+				if len(ranked) == 0 || ranked[0] != i {
+					var top []string
+					for _, r := range ranked[:min(3, len(ranked))] {
+						top = append(top, m.Tools[r].Name)
+					}
+					t.Errorf("searching %q finds %v first, not %s", query, top, tool.Name)
+				}
+			}
+		}
+	}
+	for _, tool := range m.Tools {
+		name := strings.TrimPrefix(tool.Name, "chat_")
+		if first := strings.Join(words(tool.Description)[:len(words(name))], " "); first != strings.Join(words(name), " ") {
+			t.Errorf("%s: the description starts %q, not with the words of its name", tool.Name, first)
+		}
+	}
+}
+
+// words splits text into lowercase words of letters and digits:
+// "prune-ok" is "prune ok", "chat_whoami" is "chat whoami".
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// stems is words with a plural "s" taken off.
+func stems(text string) []string {
+	out := words(text)
+	for i, w := range out {
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			out[i] = strings.TrimSuffix(w, "s")
+		}
+	}
+	return out
+}
+
+// bm25 ranks the documents that hold any query word, best first.
+func bm25(docs [][]string, query []string) []int {
+	const k1, b = 1.2, 0.75
+	avg := 0.0
+	df := map[string]int{}
+	for _, d := range docs {
+		avg += float64(len(d))
+		seen := map[string]bool{}
+		for _, w := range d {
+			if !seen[w] {
+				seen[w] = true
+				df[w]++
+			}
+		}
+	}
+	avg /= float64(len(docs))
+	n := float64(len(docs))
+	scores := map[int]float64{}
+	for i, d := range docs {
+		tf := map[string]int{}
+		for _, w := range d {
+			tf[w]++
+		}
+		for _, q := range query {
+			f := float64(tf[q])
+			if f == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[q])+0.5)/(float64(df[q])+0.5))
+			scores[i] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(d))/avg))
+		}
+	}
+	ranked := make([]int, 0, len(scores))
+	for i := range scores {
+		ranked = append(ranked, i)
+	}
+	sort.Slice(ranked, func(x, y int) bool {
+		if scores[ranked[x]] != scores[ranked[y]] {
+			return scores[ranked[x]] > scores[ranked[y]]
+		}
+		return ranked[x] < ranked[y]
+	})
+	return ranked
+}

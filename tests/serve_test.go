@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -74,6 +77,59 @@ func TestServeShutsDownQuietly(t *testing.T) {
 				t.Errorf("a normal shutdown wrote on stderr: %q", e)
 			}
 		})
+	}
+}
+
+// A client that writes its requests and closes stdin (printf … | serve)
+// gets an answer to every one of them before the server exits: the SDK
+// dropped every answer still due at the end of stdin. A wait among them
+// answers at once with the inbox as it is; an unknown tool is a JSON-RPC
+// error in the words clients of the Python edition match on.
+func TestServeAnswersEveryRequestReadBeforeStdinEnds(t *testing.T) {
+	t.Parallel()
+	w, alpha, _ := liveWorld(t)
+	r := w.rawServe(alpha)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"chat_wait","arguments":{"seconds":20}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"chat_inbox","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"chat_nope","arguments":{}}}`,
+	} {
+		r.send(line)
+	}
+	r.stdin.Close()
+	answered := map[float64]map[string]any{}
+	for m := range r.lines {
+		if id, ok := m["id"].(float64); ok {
+			answered[id] = m
+		}
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+	for id := 1.0; id <= 5; id++ {
+		if answered[id] == nil {
+			t.Errorf("request %v was read before stdin ended and never answered", id)
+		}
+	}
+	if msg := fmt.Sprint(answered[5]["error"]); !strings.Contains(msg, "Unknown tool") {
+		t.Errorf("unknown tool: %v", answered[5])
+	}
+	res, _ := answered[3]["result"].(map[string]any)
+	if res == nil || res["isError"] == true {
+		t.Fatalf("the wait: %v", answered[3])
+	}
+	var wait struct {
+		WaitedSeconds float64 `json:"waited_seconds"`
+	}
+	content, _ := res["content"].([]any)
+	if len(content) == 2 {
+		json.Unmarshal([]byte(fmt.Sprint(content[1].(map[string]any)["text"])), &wait)
+	}
+	if wait.WaitedSeconds >= 19 {
+		t.Errorf("the wait ran out its 20 s (%v) instead of answering when stdin ended", wait.WaitedSeconds)
 	}
 }
 

@@ -109,7 +109,7 @@ func BenchmarkStdioCall(b *testing.B) {
 	inR, inW := io.Pipe()
 	defer inW.Close() // the server's end of stdin: it stops
 	outR, outW := io.Pipe()
-	go Serve(ctx, NewMCPServer(s, "bench", nil), GuardedStdio(inR, outW))
+	go Serve(ctx, NewMCPServer(s, "bench", nil), GuardedStdio(inR, outW, nil))
 	answers := bufio.NewReaderSize(outR, 1<<20)
 	send := func(line string) {
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {

@@ -199,6 +199,13 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 	start := time.Now()
 	until, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 	defer cancel()
+	go func() { // the client said all it will say: answer now
+		select {
+		case <-s.StopWaiting:
+			cancel()
+		case <-until.Done():
+		}
+	}()
 	stopProgress := s.keepAlive(ctx, start, seconds)
 	defer stopProgress()
 	for {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +35,27 @@ func NewMCPServer(s *Service, version string, log *slog.Logger) *mcp.Server {
 				return success(res)
 			})
 	}
+	srv.AddReceivingMiddleware(unknownTools(s))
 	return srv
+}
+
+// unknownTools answers a call to a tool the manifest does not declare with
+// the JSON-RPC error the SDK would send, in our sentence: clients of the
+// Python edition match on "Unknown tool", and ours names the tools there are.
+func unknownTools(s *Service) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			if _, declared := s.Manifest.Tool(call.Params.Name); declared {
+				return next(ctx, method, req)
+			}
+			_, err := s.Call(ctx, call.Params.Name, nil)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: capped(err).Error()}
+		}
+	}
 }
 
 // Serve runs srv over t until the client closes the connection (the end of

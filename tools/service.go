@@ -26,6 +26,10 @@ type Service struct {
 	// Changed blocks until the database may have changed or ctx ends.
 	// nil means poll once a second.
 	Changed func(ctx context.Context) error
+	// StopWaiting, once closed, makes chat_wait answer at once with the
+	// inbox as it is: the client closed its end (stdin) and sends nothing
+	// more, but reads the answers to what it sent. nil: never.
+	StopWaiting <-chan struct{}
 
 	// last is the newest inbox or whoami answer, with the call and the
 	// database state it answered (see sameAnswer).

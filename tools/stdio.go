@@ -29,10 +29,14 @@ const (
 // the SDK ends the session on the first line it cannot decode (a malformed
 // line, a batch, an over-long line), so every line is checked here first and
 // a bad one is answered with a JSON-RPC error and dropped. The server never
-// stops over bad input. A request the client cancelled gets no response.
-func GuardedStdio(stdin io.Reader, stdout io.Writer) mcp.Transport {
+// stops over bad input. A request the client cancelled gets no response,
+// and every other request read before stdin ended is answered before the
+// session ends.
+// atEOF, if set, is called once stdin has ended, before the answers still
+// due are awaited.
+func GuardedStdio(stdin io.Reader, stdout io.Writer, atEOF func()) mcp.Transport {
 	out := &lockedWriter{w: stdout}
-	return &noCancelledAnswers{&mcp.IOTransport{
+	return &noCancelledAnswers{atEOF: atEOF, Transport: &mcp.IOTransport{
 		Reader:        io.NopCloser(&lineGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, max: MaxLineBytes}),
 		Writer:        out,
 		MaxLineLength: -1, // the guard enforces MaxLineBytes
@@ -45,6 +49,7 @@ func GuardedStdio(stdin io.Reader, stdout io.Writer) mcp.Transport {
 // and still sends whatever the handler returns.
 type noCancelledAnswers struct {
 	mcp.Transport
+	atEOF func()
 }
 
 func (t *noCancelledAnswers) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -52,24 +57,65 @@ func (t *noCancelledAnswers) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, err
 	}
-	return &cancelAwareConn{Connection: c, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}}, nil
+	return &cancelAwareConn{Connection: c, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
+		answer: make(chan struct{}), closed: make(chan struct{}), atEOF: t.atEOF}, nil
 }
 
 // cancelAwareConn notes the client's requests and cancellations as they
 // are read and drops a response to a cancelled request as it is written.
+// At the end of stdin it holds the end back until every request read has
+// been answered: the SDK ends the session at once and drops the answers
+// still to come (`printf '<initialize>\n<tools/list>\n' | serve` printed
+// only the first).
 type cancelAwareConn struct {
 	mcp.Connection
 	mu        sync.Mutex
 	inFlight  map[jsonrpc.ID]bool // requests read and not answered yet
 	cancelled map[jsonrpc.ID]bool // of those, the ones the client cancelled
+	answer    chan struct{}       // closed (and replaced) at each answer
+	closed    chan struct{}
+	closeOnce sync.Once
+	atEOF     func()
+	eofOnce   sync.Once
 }
 
 func (c *cancelAwareConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if errors.Is(err, io.EOF) {
+		if c.atEOF != nil {
+			c.eofOnce.Do(c.atEOF)
+		}
+		c.drain(ctx)
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 		c.note(req)
 	}
 	return msg, err
+}
+
+// drain waits until no request is in flight, the connection closes (a
+// shutdown) or ctx ends.
+func (c *cancelAwareConn) drain(ctx context.Context) {
+	for {
+		c.mu.Lock()
+		n, answer := len(c.inFlight), c.answer
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-answer:
+		case <-c.closed:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *cancelAwareConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }
 
 func (c *cancelAwareConn) note(req *jsonrpc.Request) {
@@ -113,6 +159,8 @@ func (c *cancelAwareConn) answered(id jsonrpc.ID) (cancelled bool) {
 	cancelled = c.cancelled[id]
 	delete(c.inFlight, id)
 	delete(c.cancelled, id)
+	close(c.answer)
+	c.answer = make(chan struct{})
 	return cancelled
 }
 

@@ -32,8 +32,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 	} else {
 		log.Warn("could not register the party yet", "err", err)
 	}
+	stopWaiting := make(chan struct{})
+	svc.StopWaiting = stopWaiting
 	srv := tools.NewMCPServer(svc, version, log)
-	if err := tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout)); err != nil {
+	if err := tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout, func() { close(stopWaiting) })); err != nil {
 		log.Warn("server stopped", "err", err)
 	}
 	return exitOK

@@ -35,13 +35,19 @@ func TickLine(c store.Change) string {
 // A tick never goes back: when the file already names a write made after
 // c's — another process's, whose tick came first because each process
 // delivers its ticks a little after its commits — it is left as it is.
+//
+// The look and the replacement happen under a lock on the folder, or two
+// processes could both look before either replaced: the older tick could
+// then land last.
 func WriteTick(path string, c store.Change) error {
-	if aheadOf(path, c) {
-		return nil
-	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
+	}
+	unlock := lockFolder(dir)
+	defer unlock()
+	if aheadOf(path, c) {
+		return nil
 	}
 	f, err := os.CreateTemp(dir, "."+base+".*.tmp") // mode 0600
 	if err != nil {

@@ -81,17 +81,71 @@ func runnable(prog string) string {
 
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
+// hookLine is a hook command taken apart: the variables it sets before
+// the program (VAR=value prefixes, or env VAR=value), the program and its
+// arguments. Every form setup has printed, and docs/hooks.md shows, parses.
+type hookLine struct {
+	env  map[string]string
+	prog string
+	args []string
+}
+
+func parseHookLine(command string) hookLine {
+	words := shellWords(command)
+	h := hookLine{env: map[string]string{}}
+	assignments := func() {
+		for len(words) > 0 && assignment.MatchString(words[0]) {
+			k, v, _ := strings.Cut(words[0], "=")
+			h.env[k] = v
+			words = words[1:]
+		}
+	}
+	assignments()
+	if len(words) > 0 && filepath.Base(words[0]) == "env" {
+		words = words[1:]
+		if len(words) > 0 && words[0] == "--" {
+			words = words[1:]
+		}
+		assignments()
+	}
+	if len(words) > 0 {
+		h.prog, h.args = words[0], words[1:]
+	}
+	return h
+}
+
+// ours reports mcpp-chat's hook binary, at whatever path.
+func (h hookLine) ours() bool { return filepath.Base(h.prog) == "mcpp-chat-hook" }
+
+// event is the --event the command passes, "" for none (the hook then
+// answers the payload's event: the list the entry sits in).
+func (h hookLine) event() string {
+	for i, a := range h.args {
+		if a == "--event" && i+1 < len(h.args) {
+			return h.args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--event="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waits reports the idle wake's waiter (--wait).
+func (h hookLine) waits() bool {
+	for _, a := range h.args {
+		if a == "--wait" || strings.HasPrefix(a, "--wait=") {
+			return true
+		}
+	}
+	return false
+}
+
 // hookProgram is the program a hook command runs (after any VAR=value
 // prefix, e.g. MCPP_CHAT_DB=...), and whether it is mcpp-chat's hook.
 func hookProgram(command string) (prog string, ours bool) {
-	words := shellWords(command)
-	for len(words) > 0 && assignment.MatchString(words[0]) {
-		words = words[1:]
-	}
-	if len(words) == 0 {
-		return "", false
-	}
-	return words[0], filepath.Base(words[0]) == "mcpp-chat-hook"
+	h := parseHookLine(command)
+	return h.prog, h.ours()
 }
 
 // shellWords splits a command line as a POSIX shell would split simple

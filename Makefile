@@ -3,7 +3,9 @@ GO      ?= go
 PREFIX  ?=
 PYTHON  ?= python3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The binaries record this checkout: a copy installed elsewhere (PREFIX) then
+# uses the checkout's database and config, as bin/ does (internal/config).
+LDFLAGS := -s -w -X main.version=$(VERSION) -X "github.com/mcpp/mcpp-chat/internal/config.BuildCheckout=$(CURDIR)"
 # Pure Go, statically linked: nothing here needs C, and a binary that loads
 # the C library starts ~4 ms slower — the hook runs on every prompt.
 export CGO_ENABLED = 0
@@ -40,7 +42,8 @@ bench: build
 
 # Builds, then prints what to paste to connect a client. Copies nothing outside
 # the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*
-# into $(PREFIX)/bin.
+# into $(PREFIX)/bin, binaries that use this checkout's database and config
+# (recorded at build time), like bin/ itself.
 install: build
 	@if [ -n "$(PREFIX)" ]; then \
 	  install -d "$(PREFIX)/bin" && \

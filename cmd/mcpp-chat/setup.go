@@ -62,16 +62,7 @@ func findInstallation(getenv func(string) string) (installation, error) {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")}
-	for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
-		if fileExists(filepath.Join(dir, "mcpptool.py")) && fileExists(filepath.Join(dir, "tool.yaml")) {
-			in.mcppDir = dir
-			break
-		}
-		if dir == filepath.Dir(dir) {
-			break
-		}
-	}
+	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook"), mcppDir: mcppModule(exe)}
 	paths, _, err := config.Resolve(config.Env(getenv), exe)
 	if err != nil {
 		in.dbProblem = err.Error()
@@ -102,6 +93,26 @@ func (in installation) dbAssignment() string {
 		return ""
 	}
 	return "MCPP_CHAT_DB=" + shellQuote(in.db)
+}
+
+// mcppModule is the checkout an mcpp host loads: the one holding this
+// binary, else the one it was built in (an installed copy), "" for none.
+func mcppModule(exe string) string {
+	isModule := func(dir string) bool {
+		return fileExists(filepath.Join(dir, "mcpptool.py")) && fileExists(filepath.Join(dir, "tool.yaml"))
+	}
+	for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
+		if isModule(dir) {
+			return dir
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if config.BuildCheckout != "" && isModule(config.BuildCheckout) {
+		return config.BuildCheckout
+	}
+	return ""
 }
 
 func fileExists(path string) bool {

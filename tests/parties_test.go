@@ -88,7 +88,7 @@ func TestPartiesMoveAMovedRepository(t *testing.T) {
 	}
 
 	for _, bad := range [][]string{
-		{"parties", "move", "node-dash", moved},                       // needs --merge
+		{"parties", "move", "node-dash", moved},                        // needs --merge
 		{"parties", "move", "node-dash", filepath.Join(w.dir, "gone")}, // no such folder
 		{"parties", "move", "ghost", moved, "--merge"},
 		{"parties", "move", "node-dash"},

@@ -21,7 +21,11 @@ func fakeInstall(t *testing.T, withHook bool) (dir string) {
 		touch(t, filepath.Join(dir, f))
 	}
 	if withHook {
-		touch(t, filepath.Join(dir, "bin", "mcpp-chat-hook"))
+		// A stand-in that answers --version as a hook of this build does.
+		hook := filepath.Join(dir, "bin", "mcpp-chat-hook")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho mcpp-chat-hook "+version+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	old := executable
 	executable = func() (string, error) { return filepath.Join(dir, "bin", "mcpp-chat"), nil }

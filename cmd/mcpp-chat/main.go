@@ -31,7 +31,9 @@ Usage:
                                        run one tool; prints {"success", "result", "display"}
   mcpp-chat watch [--mine] [--workspace DIR] [--exec CMD]
                                        print a line per change as it happens
-  mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
+  mcpp-chat doctor [--workspace DIR] [--settings FILE]
+                                       show the resolved paths, schema and party, and check
+                                       registration, hooks, versions and file modes
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
   mcpp-chat setup [claude|codex|mcpp|hooks] [--wake] [--write|--remove] [--settings FILE]
                                        print the snippet that connects each client;

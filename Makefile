@@ -3,7 +3,9 @@ GO      ?= go
 PREFIX  ?=
 PYTHON  ?= python3
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The binaries record this checkout: a copy installed elsewhere (PREFIX) then
+# uses the checkout's database and config, as bin/ does (internal/config).
+LDFLAGS := -s -w -X main.version=$(VERSION) -X "github.com/mcpp/mcpp-chat/internal/config.BuildCheckout=$(CURDIR)"
 # Pure Go, statically linked: nothing here needs C, and a binary that loads
 # the C library starts ~4 ms slower — the hook runs on every prompt.
 export CGO_ENABLED = 0
@@ -14,10 +16,12 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat-hook ./cmd/mcpp-chat-hook
 
-# Everything: vet, the Go tests (unit and end-to-end against the built binaries).
+# Everything: vet, the Go tests (unit and end-to-end against the built binaries),
+# then the mcpp host test (skipped, with a line saying so, without PyYAML).
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	@$(PYTHON) -c 'import yaml' 2>/dev/null || echo "make test: skipping the mcpp host test (tests/test_mcpp_host.py): $(PYTHON) has no PyYAML — install python3-yaml or run pip install pyyaml"
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
 
 # The race detector over every test, the binaries the end-to-end tests
@@ -38,7 +42,8 @@ bench: build
 
 # Builds, then prints what to paste to connect a client. Copies nothing outside
 # the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*
-# into $(PREFIX)/bin.
+# into $(PREFIX)/bin, binaries that use this checkout's database and config
+# (recorded at build time), like bin/ itself.
 install: build
 	@if [ -n "$(PREFIX)" ]; then \
 	  install -d "$(PREFIX)/bin" && \

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
@@ -22,11 +25,45 @@ func channelNew(ctx context.Context, s *Service, raw json.RawMessage) (Result, e
 	if _, err := store.ChannelName(a.Name); err != nil {
 		return Result{}, err
 	}
-	info, err := s.DB.ChannelNew(ctx, s.Me, a.Name, a.About, a.Parties)
+	refs, err := s.partyRefs(a.Parties)
+	if err != nil {
+		return Result{}, err
+	}
+	info, err := s.DB.ChannelNewWith(ctx, s.Me, a.Name, a.About, refs)
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Display: fmt.Sprintf("Created #%s with %s.", info.Channel, names(info.Parties)), Value: info}, nil
+}
+
+// partyRefs reads chat_channel_new's parties: a party's name, or the
+// absolute path of a repository, which stands for the party a session there
+// is (the same identity function as the server's). A repository whose
+// session has made no call yet gets its party now — the one that session
+// will be — so the channel can be made before the peer starts; only for a
+// folder that exists on this host, so that a mistyped path makes no party.
+func (s *Service) partyRefs(parties []string) ([]store.PartyRef, error) {
+	refs := make([]store.PartyRef, len(parties))
+	for i, p := range parties {
+		p = strings.TrimSpace(p)
+		if !strings.ContainsRune(p, '/') {
+			refs[i] = store.PartyRef{Name: p}
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			return nil, argErrorf("parties: %q is neither a party's name nor an absolute path — give a name from chat_whoami or the repository's full path, e.g. /home/you/src/node-dash", OneLine(p, 200))
+		}
+		there, err := config.Identify(p, s.Config.Identity.GitRoot)
+		if err != nil {
+			return nil, argErrorf("parties: %s", OneLine(err.Error(), 300))
+		}
+		info, err := os.Stat(p)
+		refs[i] = store.PartyRef{
+			Folder:    &store.Identity{Name: there.Name, Workspace: there.Root},
+			MayCreate: err == nil && info.IsDir(),
+		}
+	}
+	return refs, nil
 }
 
 func channelJoin(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {

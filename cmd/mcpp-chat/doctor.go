@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 func doctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("doctor", "doctor [--workspace DIR] [--settings FILE]\n\nPrints every resolved path, the schema version and the party for the folder, and\nwhether the Claude Code hooks in the settings file would load.", stderr)
+	fs := flags("doctor", doctorSynopsis, stderr)
 	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
 	settingsFile := fs.String("settings", "", "Claude Code settings file whose hooks to check (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
@@ -40,8 +41,18 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", in.party.Root, in.party.Via)
 	code := exitOK
-	if file := claudeSettings(getenv, *settingsFile); file != "" && !checkHooks(stdout, file, *settingsFile != "") {
-		code = exitError
+	exe, hook := thisInstall()
+	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
+	for _, ok := range []bool{
+		checkCheckout(stdout, in.paths),
+		checkPermissions(stdout, in.paths, exe, hook),
+		checkVersions(ctx, stdout, hook),
+		checkRegistrations(stdout, in, exe, getenv),
+		claudeSettings(getenv, *settingsFile) == "" || checkHooks(stdout, claudeSettings(getenv, *settingsFile), *settingsFile != "", want),
+	} {
+		if !ok {
+			code = exitError
+		}
 	}
 	db, err := store.Open(ctx, in.paths.DB)
 	if err != nil {
@@ -63,6 +74,29 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "party:       %s\n", name)
 	}
 	return code
+}
+
+const doctorSynopsis = `doctor [--workspace DIR] [--settings FILE]
+
+Prints every resolved path, the schema version and the party for the folder, and
+checks what is easy to get wrong, each warning with its fix: folders and backups other
+users could write or read; the hook binary's build; where the server is registered
+(~/.claude.json, the repository's .mcp.json, ~/.codex/config.toml) and whether that
+runs this binary on this database; whether the Claude Code hooks in the settings file
+would load and run this install's hook on this database. Exits 1 on any warning.
+Reads only: it changes nothing.`
+
+// thisInstall is this binary and the hook binary beside it, symlinks
+// resolved.
+func thisInstall() (exe, hook string) {
+	exe, err := executable()
+	if err != nil {
+		return "", ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return exe, filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")
 }
 
 // readableByOthers reports a database file other users may read: every

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,18 +29,28 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	}
 }
 
-// doctor says whether the hooks it finds would load and run.
+// doctor says whether the hooks it finds would load and run this
+// install's hook on its database.
 func TestDoctorChecksTheHooks(t *testing.T) {
 	dir := fakeInstall(t, true)
 	hook := filepath.Join(dir, "bin", "mcpp-chat-hook")
+	other := filepath.Join(t.TempDir(), "mcpp-chat-hook")
+	writeFile(t, other, "#!/bin/sh\n", 0o755)
+	// all three events; %s is the Stop command
+	doc := `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "MCPP_CHAT_DB=$DB '` + hook + `' --event SessionStart"}]}],
+	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "env MCPP_CHAT_DB=$DB '` + hook + `' --event UserPromptSubmit"}]}],
+	  "Stop": [{"hooks": [{"type": "command", "command": %s, "timeout": 10}]}]}}`
 	stop := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": %s, "timeout": 10}]}]}}`
 	cases := []struct {
 		name, settings string
 		code           int
 		want           string
 	}{
-		{"ours, working", strings.Replace(stop, "%s", `"'`+hook+`' --event Stop"`, 1), exitOK, "hooks:       Stop in "},
-		{"with a variable prefix", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       Stop in "},
+		{"ours, working", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       SessionStart, Stop, UserPromptSubmit in "},
+		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's"},
+		{"another install's hook", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB `+other+` --event Stop"`, 1), exitError, "runs " + other + ", not this install's " + hook},
+		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: mcpp-chat setup hooks --write"},
+		{"twice", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"}, {"type": "command", "command": "MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "runs mcpp-chat's Stop hook 2 times"},
 		{"what setup hooks printed before its notes went to stderr", "# Claude Code hooks\n" + strings.Replace(stop, "%s", `"x"`, 1), exitError, "not valid JSON (line 1"},
 		{"wrong shape", `{"hooks": {"Stop": {"command": "x"}}}`, exitError, "hooks.Stop is not a list"},
 		{"hook binary missing", strings.Replace(stop, "%s", `"/gone/bin/mcpp-chat-hook --event Stop"`, 1), exitError, "/gone/bin/mcpp-chat-hook is missing — run make build"},
@@ -47,7 +58,8 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 	}
 	for _, c := range cases {
 		home := t.TempDir()
-		writeFile(t, filepath.Join(home, ".claude", "settings.json"), c.settings, 0o600)
+		settings := strings.ReplaceAll(c.settings, "$DB", filepath.Join(home, "chat.db"))
+		writeFile(t, filepath.Join(home, ".claude", "settings.json"), settings, 0o600)
 		code, out := runDoctor(t, home)
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("%s: exit %d, want %d and %q in:\n%s", c.name, code, c.code, c.want, out)
@@ -76,7 +88,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 func TestDoctorLoadsWhatSetupPrinted(t *testing.T) {
 	fakeInstall(t, true)
 	home := t.TempDir()
-	_, printed, _ := runSetup(t, home, "hooks", "--wake")
+	_, printed, _ := runSetupEnv(t, map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}, "hooks", "--wake")
 	file := filepath.Join(home, "hooks.json")
 	writeFile(t, file, printed, 0o600)
 	code, out := runDoctor(t, home, "--settings", file)
@@ -100,5 +112,75 @@ func TestShellWords(t *testing.T) {
 	}
 	if prog, ours := hookProgram(`A=1 B='x y' '/it'\''s/mcpp-chat-hook' --event Stop`); !ours || prog != "/it's/mcpp-chat-hook" {
 		t.Errorf("hookProgram = %q, %v", prog, ours)
+	}
+}
+
+// doctor finds the server's registration in Claude Code's files and in
+// Codex's, and warns when it runs another binary or opens another database.
+func TestDoctorChecksTheRegistration(t *testing.T) {
+	dir := fakeInstall(t, true)
+	exe := filepath.Join(dir, "bin", "mcpp-chat")
+	home := t.TempDir()
+	db := filepath.Join(home, "chat.db")
+	claude := `{"mcpServers": {"chat": {"type": "stdio", "command": %q, "args": ["serve"], "env": {"MCPP_CHAT_DB": %q}}, "other": {"command": "npx", "args": ["x"]}},
+	  "projects": {%q: {"mcpServers": {"chat-local": {"command": "/gone/bin/mcpp-chat", "args": ["serve"]}}}}}`
+	writeFile(t, filepath.Join(home, ".claude.json"), fmt.Sprintf(claude, exe, db, home), 0o600)
+	writeFile(t, filepath.Join(home, ".mcp.json"), fmt.Sprintf(`{"mcpServers": {"chat": {"command": %q, "args": ["serve"], "env": {"MCPP_CHAT_DB": "/srv/other.db"}}}}`, exe), 0o600)
+	codex := "model = \"o3\"\n[mcp_servers.chat]\ncommand = %q\nargs = [\"serve\"]\n# a comment\nenv = { MCPP_CHAT_DB = %q, OTHER = \"a, b\" }\n\n[mcp_servers.bare]\ncommand = %q\nargs = [ \"serve\" ]\n"
+	writeFile(t, filepath.Join(home, ".codex", "config.toml"), fmt.Sprintf(codex, exe, db, exe), 0o600)
+
+	code, out := runDoctor(t, home)
+	for _, want := range []string{
+		`registered:  "chat" in Claude Code, user scope (` + filepath.Join(home, ".claude.json") + "): " + exe + " serve",
+		"/gone/bin/mcpp-chat is missing",
+		"Claude Code, project scope (" + filepath.Join(home, ".mcp.json") + "): its server opens the database /srv/other.db, not this install's " + db,
+		`registered:  "chat" in Codex`,
+		// Codex passes no MCPP_CHAT_DB from the shell: without env the
+		// server opens the install's own database.
+		"Codex (" + filepath.Join(home, ".codex", "config.toml") + "): its server opens the database " + filepath.Join(dir, "chat.db"),
+		"replace the [mcp_servers.bare] table with what `mcpp-chat setup codex` prints",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitError || strings.Count(out, "warning:") != 3 {
+		t.Errorf("exit %d, want 1 and three warnings:\n%s", code, out)
+	}
+
+	empty := t.TempDir()
+	if code, out := runDoctor(t, empty); code != exitOK || !strings.Contains(out, "registered:  nowhere") || !strings.Contains(out, "mcpp-chat setup claude") {
+		t.Errorf("no registration: exit %d\n%s", code, out)
+	}
+}
+
+// doctor warns about what other users could change or read, and about a
+// hook binary of another build.
+func TestDoctorChecksModesAndVersions(t *testing.T) {
+	dir := fakeInstall(t, true)
+	hook := filepath.Join(dir, "bin", "mcpp-chat-hook")
+	home := t.TempDir()
+	if code, out := runDoctor(t, home); code != exitOK || !strings.Contains(out, "(same build)") {
+		t.Fatalf("a clean install: exit %d\n%s", code, out)
+	}
+	backup := filepath.Join(home, ".backups", "chat.db.260101")
+	writeFile(t, backup, "x", 0o600)
+	os.Chmod(backup, 0o644)
+	os.Chmod(home, 0o777)
+	os.Chmod(hook, 0o777)
+	writeFile(t, hook, "#!/bin/sh\necho mcpp-chat-hook v0.1\n", 0o777)
+	code, out := runDoctor(t, home)
+	for _, want := range []string{
+		"other users can create and replace files in the database's folder " + home + " (mode 0777) — run: chmod o-w",
+		"other users can read the backup " + backup + " (mode 0644): it is the whole chat — run: chmod 600",
+		"other users can replace " + hook,
+		`the hook binary is "mcpp-chat-hook v0.1", this is mcpp-chat ` + version + " — rebuild both: make build",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitError {
+		t.Errorf("exit %d", code)
 	}
 }

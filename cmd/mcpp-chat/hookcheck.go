@@ -14,12 +14,22 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/settings"
 )
 
+// hookWant is what this install's hooks should run: its hook binary, on
+// its database.
+type hookWant struct {
+	hook string
+	db   string
+	env  func(string) string
+}
+
 // checkHooks tells whether the mcpp-chat hooks in a Claude Code settings
-// file would load and run: a file that is not JSON is ignored by Claude
-// Code as a whole, silently, and a hook whose binary is missing fails every
-// time. explicit is a file the user named (its absence is a problem).
-// It returns false when something would not work.
-func checkHooks(w io.Writer, file string, explicit bool) bool {
+// file would load and run, and run this install on its database: a file
+// that is not JSON is ignored by Claude Code as a whole, silently, a hook
+// whose binary is missing fails every time, and a hook of another install
+// or database tells a session about another chat. explicit is a file the
+// user named (its absence is a problem). It returns false when something
+// would not work.
+func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	data, err := os.ReadFile(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
@@ -33,29 +43,61 @@ func checkHooks(w io.Writer, file string, explicit bool) bool {
 	for _, p := range problems {
 		fmt.Fprintf(w, "warning:     %s: %s — fix the file; until then its hooks do not run\n", file, p)
 	}
-	var ours []string
+	var names []string
+	perEvent := map[string]int{}
 	ok := len(problems) == 0
 	for _, e := range entries {
-		prog, isOurs := hookProgram(e.Command)
-		if !isOurs {
+		h := parseHookLine(e.Command)
+		if !h.ours() {
 			continue
 		}
 		name := e.Event
 		if e.AsyncRewake {
 			name += " (idle wake)"
+		} else {
+			perEvent[e.Event]++
 		}
-		ours = append(ours, name)
-		if problem := runnable(prog); problem != "" {
+		names = append(names, name)
+		for _, problem := range hookProblems(h, want) {
 			fmt.Fprintf(w, "warning:     %s %s: %s\n", file, e.Where, problem)
 			ok = false
 		}
 	}
-	if len(ours) == 0 {
+	if len(names) == 0 {
 		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: mcpp-chat setup hooks --write\n", file)
 		return ok
 	}
-	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(ours, ", "), file)
+	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(names, ", "), file)
+	for _, ev := range hookEvents {
+		switch n := perEvent[ev]; {
+		case n == 0:
+			fmt.Fprintf(w, "warning:     %s has no mcpp-chat %s hook — run: mcpp-chat setup hooks --write\n", file, ev)
+			ok = false
+		case n > 1:
+			fmt.Fprintf(w, "warning:     %s runs mcpp-chat's %s hook %d times — run: mcpp-chat setup hooks --write (it keeps one)\n", file, ev, n)
+			ok = false
+		}
+	}
 	return ok
+}
+
+// hookProblems says why one of our hook commands would not run this
+// install's hook on its database.
+func hookProblems(h hookLine, want hookWant) []string {
+	if problem := runnable(h.prog); problem != "" {
+		return []string{problem}
+	}
+	if strings.ContainsAny(h.prog, "$`") || !strings.Contains(h.prog, "/") || want.hook == "" {
+		return nil // a variable or a PATH lookup Claude Code resolves: cannot be compared here
+	}
+	var out []string
+	if !sameFile(h.prog, want.hook) {
+		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: mcpp-chat setup hooks --write", h.prog, want.hook))
+	}
+	if db := effectiveDB(h.prog, h.env, want.env); db != "" && db != want.db {
+		out = append(out, fmt.Sprintf("reads the database %s, not this install's %s — run: mcpp-chat setup hooks --write (it gives the hook this database)", db, want.db))
+	}
+	return out
 }
 
 // runnable says why the hook program would not run, or "".
@@ -81,17 +123,71 @@ func runnable(prog string) string {
 
 var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
+// hookLine is a hook command taken apart: the variables it sets before
+// the program (VAR=value prefixes, or env VAR=value), the program and its
+// arguments. Every form setup has printed, and docs/hooks.md shows, parses.
+type hookLine struct {
+	env  map[string]string
+	prog string
+	args []string
+}
+
+func parseHookLine(command string) hookLine {
+	words := shellWords(command)
+	h := hookLine{env: map[string]string{}}
+	assignments := func() {
+		for len(words) > 0 && assignment.MatchString(words[0]) {
+			k, v, _ := strings.Cut(words[0], "=")
+			h.env[k] = v
+			words = words[1:]
+		}
+	}
+	assignments()
+	if len(words) > 0 && filepath.Base(words[0]) == "env" {
+		words = words[1:]
+		if len(words) > 0 && words[0] == "--" {
+			words = words[1:]
+		}
+		assignments()
+	}
+	if len(words) > 0 {
+		h.prog, h.args = words[0], words[1:]
+	}
+	return h
+}
+
+// ours reports mcpp-chat's hook binary, at whatever path.
+func (h hookLine) ours() bool { return filepath.Base(h.prog) == "mcpp-chat-hook" }
+
+// event is the --event the command passes, "" for none (the hook then
+// answers the payload's event: the list the entry sits in).
+func (h hookLine) event() string {
+	for i, a := range h.args {
+		if a == "--event" && i+1 < len(h.args) {
+			return h.args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, "--event="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waits reports the idle wake's waiter (--wait).
+func (h hookLine) waits() bool {
+	for _, a := range h.args {
+		if a == "--wait" || strings.HasPrefix(a, "--wait=") {
+			return true
+		}
+	}
+	return false
+}
+
 // hookProgram is the program a hook command runs (after any VAR=value
 // prefix, e.g. MCPP_CHAT_DB=...), and whether it is mcpp-chat's hook.
 func hookProgram(command string) (prog string, ours bool) {
-	words := shellWords(command)
-	for len(words) > 0 && assignment.MatchString(words[0]) {
-		words = words[1:]
-	}
-	if len(words) == 0 {
-		return "", false
-	}
-	return words[0], filepath.Base(words[0]) == "mcpp-chat-hook"
+	h := parseHookLine(command)
+	return h.prog, h.ours()
 }
 
 // shellWords splits a command line as a POSIX shell would split simple

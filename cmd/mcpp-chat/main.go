@@ -31,11 +31,18 @@ Usage:
                                        run one tool; prints {"success", "result", "display"}
   mcpp-chat watch [--mine] [--workspace DIR] [--exec CMD]
                                        print a line per change as it happens
-  mcpp-chat doctor [--workspace DIR]   show the resolved paths, schema and party
+  mcpp-chat doctor [--workspace DIR] [--settings FILE]
+                                       show the resolved paths, schema and party, and check
+                                       registration, hooks, versions and file modes
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
-  mcpp-chat setup [claude|codex|mcpp|hooks] [--wake] [--write] [--settings FILE]
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--wake] [--write|--remove] [--settings FILE]
                                        print the snippet that connects each client;
-                                       --write merges the hooks into ~/.claude/settings.json
+                                       --write merges the hooks into ~/.claude/settings.json,
+                                       --remove takes them out
+  mcpp-chat parties [list|move|forget|reset-cursor] ...
+                                       for you, not agents: list the parties with their folder
+                                       and last activity, move one to a new folder, forget one,
+                                       reset a cursor
   mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder
   mcpp-chat version                    print the version
 
@@ -68,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return info(ctx, rest, getenv, stdout, stderr)
 	case "setup":
 		return setup(rest, getenv, stdout, stderr)
+	case "parties":
+		return parties(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":

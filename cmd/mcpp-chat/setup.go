@@ -45,6 +45,10 @@ type installation struct {
 	mcppDir   string // the checkout holding mcpptool.py, "" if none
 	db        string // the database the clients will share
 	dbProblem string
+	// carryDB is set when db is not the one this binary finds on its own
+	// (no MCPP_CHAT_* variables): a client started without the variable
+	// would open another database, so every snippet names it.
+	carryDB bool
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -58,22 +62,57 @@ func findInstallation(getenv func(string) string) (installation, error) {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")}
+	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook"), mcppDir: mcppModule(exe)}
+	paths, _, err := config.Resolve(config.Env(getenv), exe)
+	if err != nil {
+		in.dbProblem = err.Error()
+		return in, nil
+	}
+	in.db = paths.DB
+	own, _, err := config.Resolve(withoutOurVariables(getenv), exe)
+	in.carryDB = err != nil || own.DB != in.db
+	return in, nil
+}
+
+// withoutOurVariables is the environment a client gives a server or hook
+// that was registered without any MCPP_CHAT_* variable, as far as they
+// decide which database it opens.
+func withoutOurVariables(getenv func(string) string) config.Env {
+	return func(key string) string {
+		if strings.HasPrefix(key, "MCPP_CHAT_") {
+			return ""
+		}
+		return getenv(key)
+	}
+}
+
+// dbAssignment is the MCPP_CHAT_DB=<path> word (quoted for a shell) that
+// gives a client this install's database, "" when it needs none.
+func (in installation) dbAssignment() string {
+	if !in.carryDB || in.db == "" {
+		return ""
+	}
+	return "MCPP_CHAT_DB=" + shellQuote(in.db)
+}
+
+// mcppModule is the checkout an mcpp host loads: the one holding this
+// binary, else the one it was built in (an installed copy), "" for none.
+func mcppModule(exe string) string {
+	isModule := func(dir string) bool {
+		return fileExists(filepath.Join(dir, "mcpptool.py")) && fileExists(filepath.Join(dir, "tool.yaml"))
+	}
 	for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
-		if fileExists(filepath.Join(dir, "mcpptool.py")) && fileExists(filepath.Join(dir, "tool.yaml")) {
-			in.mcppDir = dir
-			break
+		if isModule(dir) {
+			return dir
 		}
 		if dir == filepath.Dir(dir) {
 			break
 		}
 	}
-	if paths, _, err := config.Resolve(config.Env(getenv), exe); err != nil {
-		in.dbProblem = err.Error()
-	} else {
-		in.db = paths.DB
+	if config.BuildCheckout != "" && isModule(config.BuildCheckout) {
+		return config.BuildCheckout
 	}
-	return in, nil
+	return ""
 }
 
 func fileExists(path string) bool {
@@ -82,8 +121,9 @@ func fileExists(path string) bool {
 }
 
 func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("setup", "setup [claude|codex|mcpp|hooks] [--wake] [--write] [--settings FILE]\n\nPrints, with this install's absolute paths, what connects each client (all of them\nwhen no target is named). A named target prints only what is valid in its format, so\nthat it can be saved as printed (setup hooks > hooks.json); notes go to stderr.\n--write merges the Claude Code hooks into the settings file: it keeps every other key\nand hook, adds ours once, and copies the file to FILE.bak first.", stderr)
+	fs := flags("setup", setupSynopsis, stderr)
 	write := fs.Bool("write", false, "merge the hooks into the settings file instead of printing them")
+	remove := fs.Bool("remove", false, "remove mcpp-chat's hooks from the settings file (keeps everything else, writes FILE.bak)")
 	wake := fs.Bool("wake", false, "hooks: also print the experimental idle wake (an asyncRewake Stop entry); --write never writes it")
 	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
@@ -111,6 +151,13 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if *wake && target != "hooks" {
 		fmt.Fprintln(stderr, "mcpp-chat setup: --wake belongs to the hooks — run `mcpp-chat setup hooks --wake`")
 		return exitUsage
+	}
+	if *remove {
+		if target != "hooks" || *write || *wake {
+			fmt.Fprintln(stderr, "mcpp-chat setup: --remove removes the hooks alone — run `mcpp-chat setup hooks --remove [--settings FILE]`")
+			return exitUsage
+		}
+		return removeHooks(*file, getenv, stdout, stderr)
 	}
 	in, err := findInstallation(getenv)
 	if err != nil {
@@ -144,11 +191,27 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
+const setupSynopsis = `setup [claude|codex|mcpp|hooks] [--wake] [--write|--remove] [--settings FILE]
+
+Prints, with this install's absolute paths, what connects each client (all of them
+when no target is named). A named target prints only what is valid in its format, so
+that it can be saved as printed (setup hooks > hooks.json); notes go to stderr.
+When the database is not the one this binary finds on its own (MCPP_CHAT_DB, or
+MCPP_CHAT_HOME or MCPP_CHAT_CONFIG, chose another), every snippet names it.
+--write merges the Claude Code hooks into the settings file: it keeps every other key
+and hook, adds ours once (an entry of ours in any form, for any path or database, is
+updated in place; one per event), and copies the file to FILE.bak first.
+--remove takes mcpp-chat's hooks out of the settings file the same careful way.`
+
 func printHeader(w io.Writer, in installation) {
 	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)
-	if in.dbProblem != "" {
+	switch {
+	case in.dbProblem != "":
 		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
-	} else {
+	case in.carryDB:
+		fmt.Fprintf(w, "# database: %s — not this binary's own default, so every snippet below\n", in.db)
+		fmt.Fprintln(w, "# names it (MCPP_CHAT_DB) and every client shares it")
+	default:
 		fmt.Fprintf(w, "# database: %s — every client below shares it (MCPP_CHAT_DB overrides)\n", in.db)
 	}
 	fmt.Fprintln(w, "# Paste the snippet for your client; `mcpp-chat demo` shows two repositories talking.")
@@ -156,7 +219,14 @@ func printHeader(w io.Writer, in installation) {
 
 func printClaude(w io.Writer, in installation) {
 	fmt.Fprintln(w, "# Claude Code: register the server once for every project on this host")
-	fmt.Fprintf(w, "claude mcp add --scope user chat -- %s serve\n", shellQuote(in.exe))
+	env := ""
+	if a := in.dbAssignment(); a != "" {
+		// After the name: claude's -e takes every word up to the next
+		// option, so before the name it would take the name too.
+		fmt.Fprintln(w, "# (-e gives the server this install's database, which it would not find on its own)")
+		env = " -e " + a
+	}
+	fmt.Fprintf(w, "claude mcp add --scope user chat%s -- %s serve\n", env, shellQuote(in.exe))
 }
 
 func printCodex(w io.Writer, in installation) {
@@ -188,6 +258,9 @@ func printMCPP(w io.Writer, in installation) {
 		return
 	}
 	fmt.Fprintln(w, "# mcpp host: add the module to the host's tools.yaml")
+	if a := in.dbAssignment(); a != "" {
+		fmt.Fprintf(w, "# and start the host with %s (the module's bridge passes it on)\n", a)
+	}
 	fmt.Fprintln(w, "modules:")
 	fmt.Fprintf(w, "  - path: %s\n", yamlScalar(in.mcppDir))
 }
@@ -218,7 +291,7 @@ func printHooks(w, notes io.Writer, in installation, wake bool) {
 func ourHooks(in installation) []settings.Hook {
 	hooks := make([]settings.Hook, len(hookEvents))
 	for i, ev := range hookEvents {
-		hooks[i] = settings.Hook{Event: ev, Command: hookCommand(in, ev), Timeout: hookTimeout, Replaces: isOurHook(ev)}
+		hooks[i] = settings.Hook{Event: ev, Command: hookCommand(in, ev), Timeout: hookTimeout, Match: ourHook(in, ev)}
 	}
 	return hooks
 }
@@ -227,31 +300,51 @@ func ourHooks(in installation) []settings.Hook {
 // peer needs the session.
 func waiterHook(in installation) settings.Hook {
 	return settings.Hook{Event: "Stop", Command: fmt.Sprintf("%s --wait --timeout %d", hookCommand(in, "Stop"), waiterTimeout),
-		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true, RewakeSummary: waiterSummary}
+		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true, RewakeSummary: waiterSummary, Match: ourWaiter(in)}
 }
 
+// hookCommand runs this install's hook for event, on this install's
+// database: the MCPP_CHAT_DB=... prefix is there when the hook would not
+// find that database on its own.
 func hookCommand(in installation, event string) string {
-	return shellQuote(in.hook) + " --event " + event
+	return hookPrefix(in) + shellQuote(in.hook) + " --event " + event
 }
 
-// isOurHook recognises our hook for event at any path (a moved checkout),
-// but not the --wait waiter a user added by hand.
-func isOurHook(event string) func(string) bool {
-	return func(cmd string) bool {
-		if _, ours := hookProgram(cmd); !ours {
-			return false
+func hookPrefix(in installation) string {
+	if a := in.dbAssignment(); a != "" {
+		return a + " "
+	}
+	return ""
+}
+
+// ourHook recognises our synchronous hook for event in any form we have
+// printed — at any path (a moved checkout), with or without a database
+// prefix (VAR=value or env VAR=value) — but not the --wait waiter, and
+// makes it this install's command.
+func ourHook(in installation, event string) func(string) (string, bool) {
+	return func(cmd string) (string, bool) {
+		h := parseHookLine(cmd)
+		if !h.ours() || h.waits() || (h.event() != event && h.event() != "") {
+			return "", false
 		}
-		f := shellWords(cmd)
-		found := false
-		for i, a := range f {
-			switch {
-			case a == "--wait":
-				return false
-			case a == "--event" && i+1 < len(f) && f[i+1] == event, a == "--event="+event:
-				found = true
-			}
+		return hookCommand(in, event), true
+	}
+}
+
+// ourWaiter recognises the idle wake's waiter in any form and points it
+// at this install and database, keeping its own arguments (a user may have
+// set another --timeout, with Claude Code's timeout to match).
+func ourWaiter(in installation) func(string) (string, bool) {
+	return func(cmd string) (string, bool) {
+		h := parseHookLine(cmd)
+		if !h.ours() || !h.waits() || (h.event() != "Stop" && h.event() != "") {
+			return "", false
 		}
-		return found
+		words := []string{shellQuote(in.hook)}
+		for _, a := range h.args {
+			words = append(words, shellQuote(a))
+		}
+		return hookPrefix(in) + strings.Join(words, " "), true
 	}
 }
 
@@ -264,23 +357,61 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
 		return exitUsage
 	}
-	changes, backup, err := settings.MergeFile(file, ourHooks(in))
+	// The waiter is never added (it is experimental), but one already
+	// there is pointed at this install like the rest.
+	waiter := waiterHook(in)
+	waiter.UpdateOnly = true
+	changes, backup, err := settings.MergeFile(file, append(ourHooks(in), waiter))
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
 	for _, c := range changes {
-		fmt.Fprintf(stdout, "%-16s %s: %s\n", c.Hook.Event, c.Action, c.Hook.Command)
+		if c.Action != settings.Absent {
+			fmt.Fprintf(stdout, "%-16s %s: %s\n", c.Hook.Event, c.Action, c.Hook.Command)
+		}
+		if c.Duplicates > 0 {
+			fmt.Fprintf(stdout, "%-16s removed %s of it (one per event)\n", c.Hook.Event, plural(c.Duplicates, "more copy", "more copies"))
+		}
 	}
+	reportWrite(stdout, file, backup, changed(changes), "already has every hook")
+	return exitOK
+}
+
+// removeHooks takes every mcpp-chat hook out of the settings file.
+func removeHooks(file string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if file = claudeSettings(getenv, file); file == "" {
+		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
+		return exitUsage
+	}
+	changes, backup, err := settings.RemoveFile(file, func(_, cmd string) bool { return parseHookLine(cmd).ours() })
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
+		return exitError
+	}
+	for _, c := range changes {
+		fmt.Fprintf(stdout, "%-16s removed: %s\n", c.Hook.Event, c.Hook.Command)
+	}
+	reportWrite(stdout, file, backup, len(changes) > 0, "has no mcpp-chat hooks")
+	return exitOK
+}
+
+func reportWrite(w io.Writer, file, backup string, wrote bool, unchanged string) {
 	switch {
 	case backup != "":
-		fmt.Fprintf(stdout, "wrote %s (the previous version is in %s)\n", file, backup)
-	case changed(changes):
-		fmt.Fprintf(stdout, "wrote %s\n", file)
+		fmt.Fprintf(w, "wrote %s (the previous version is in %s)\n", file, backup)
+	case wrote:
+		fmt.Fprintf(w, "wrote %s\n", file)
 	default:
-		fmt.Fprintf(stdout, "%s already has every hook; nothing changed\n", file)
+		fmt.Fprintf(w, "%s %s; nothing changed\n", file, unchanged)
 	}
-	return exitOK
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // claudeSettings is the settings file given, else the user's
@@ -301,7 +432,7 @@ func claudeSettings(getenv func(string) string, given string) string {
 
 func changed(cs []settings.Change) bool {
 	for _, c := range cs {
-		if c.Action != settings.Kept {
+		if c.Action == settings.Added || c.Action == settings.Updated || c.Duplicates > 0 {
 			return true
 		}
 	}

@@ -21,7 +21,11 @@ func fakeInstall(t *testing.T, withHook bool) (dir string) {
 		touch(t, filepath.Join(dir, f))
 	}
 	if withHook {
-		touch(t, filepath.Join(dir, "bin", "mcpp-chat-hook"))
+		// A stand-in that answers --version as a hook of this build does.
+		hook := filepath.Join(dir, "bin", "mcpp-chat-hook")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho mcpp-chat-hook "+version+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	old := executable
 	executable = func() (string, error) { return filepath.Join(dir, "bin", "mcpp-chat"), nil }
@@ -39,9 +43,15 @@ func touch(t *testing.T, path string) {
 	}
 }
 
+// runSetup runs setup with HOME set and no MCPP_CHAT_* variable: the
+// database is the fake install's own, <dir>/chat.db.
 func runSetup(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}
+	return runSetupEnv(t, map[string]string{"HOME": home}, args...)
+}
+
+func runSetupEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(context.Background(), append([]string{"setup"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
@@ -104,7 +114,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 		"modules:\n  - path: \"" + dir + "\"\n",
 		hook + " --event SessionStart",
 		"setup hooks --wake", "xperimental",
-		filepath.Join(home, "chat.db"),
+		"# database: " + filepath.Join(dir, "chat.db") + " — every client below shares it",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("setup output lacks %q:\n%s", want, out)
@@ -373,7 +383,10 @@ func TestSetupWriteUpdatesAMovedCheckout(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	data, _ := os.ReadFile(file)
-	want := []string{"'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop", "/old/place/bin/mcpp-chat-hook --event Stop --wait"}
+	// The waiter the user added is pointed at this install too (never
+	// added by --write, but never left on a path that is gone).
+	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
+	want := []string{hook + " --event Stop", hook + " --event Stop --wait"}
 	if got := decodeSettings(t, data).commands("Stop"); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Stop = %q, want %q", got, want)
 	}
@@ -431,7 +444,7 @@ func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
 		"command":                     `"` + filepath.Join(dir, "bin", "mcpp-chat") + `"`,
 		"args":                        `["serve"]`,
 		"default_tools_approval_mode": `"approve"`,
-		"env":                         `{ MCPP_CHAT_DB = "` + filepath.Join(home, "chat.db") + `" }`,
+		"env":                         `{ MCPP_CHAT_DB = "` + filepath.Join(dir, "chat.db") + `" }`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("setup codex table = %v\nwant %v\n%s", got, want, out)
@@ -450,5 +463,162 @@ func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
 	}
 	if len(shown) != len(want) || shown["default_tools_approval_mode"] != `"approve"` || !strings.Contains(shown["env"], "MCPP_CHAT_DB = ") {
 		t.Errorf("the README's Codex table = %v", shown)
+	}
+}
+
+// hookEnv is the MCPP_CHAT_DB a hook command sets, "" for none.
+func hookEnv(t *testing.T, cmd string) string {
+	t.Helper()
+	return parseHookLine(cmd).env["MCPP_CHAT_DB"]
+}
+
+// With MCPP_CHAT_DB set, setup says every client shares that database:
+// what it prints must give it to them (issue 11, defect 8).
+func TestSetupCarriesADatabaseThatIsNotTheDefault(t *testing.T) {
+	dir := fakeInstall(t, true)
+	home := t.TempDir()
+	db := filepath.Join(t.TempDir(), "shared data", "chat.db") // a space: quoted
+	env := map[string]string{"HOME": home, "MCPP_CHAT_DB": db}
+
+	_, claude, _ := runSetupEnv(t, env, "claude")
+	words := shellWords(snippet(claude))
+	want := []string{"claude", "mcp", "add", "--scope", "user", "chat", "-e", "MCPP_CHAT_DB=" + db, "--", filepath.Join(dir, "bin", "mcpp-chat"), "serve"}
+	if !reflect.DeepEqual(words, want) {
+		t.Errorf("setup claude = %q\nwant the words %q (-e after the name: claude's -e would take the name too)", snippet(claude), want)
+	}
+
+	_, hooks, _ := runSetupEnv(t, env, "hooks", "--wake")
+	doc := decodeSettings(t, []byte(hooks))
+	for _, ev := range hookEvents {
+		for _, cmd := range doc.commands(ev) {
+			if got := hookEnv(t, cmd); got != db {
+				t.Errorf("%s hook %q runs on database %q, want %q", ev, cmd, got, db)
+			}
+		}
+	}
+
+	_, all, _ := runSetupEnv(t, env, "mcpp")
+	if !strings.Contains(all, "MCPP_CHAT_DB="+shellQuote(db)) {
+		t.Errorf("setup mcpp does not say to start the host with the database:\n%s", all)
+	}
+	_, codex, _ := runSetupEnv(t, env, "codex")
+	if got := tomlTable(t, codex, "mcp_servers.chat")["env"]; got != `{ MCPP_CHAT_DB = "`+db+`" }` {
+		t.Errorf("setup codex env = %s", got)
+	}
+
+	// MCPP_CHAT_HOME picks another database as surely as MCPP_CHAT_DB.
+	other := t.TempDir()
+	_, claude, _ = runSetupEnv(t, map[string]string{"HOME": home, "MCPP_CHAT_HOME": other}, "claude")
+	if !strings.Contains(claude, "-e MCPP_CHAT_DB="+filepath.Join(other, "chat.db")+" --") {
+		t.Errorf("with MCPP_CHAT_HOME, setup claude = %q", snippet(claude))
+	}
+}
+
+// The install's own database needs no variable: the snippets stay short.
+func TestSetupLeavesTheDefaultDatabaseUnsaid(t *testing.T) {
+	dir := fakeInstall(t, true)
+	env := map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_DB": filepath.Join(dir, "chat.db")}
+	_, out, _ := runSetupEnv(t, env)
+	if strings.Contains(out, "-e MCPP_CHAT_DB") || strings.Contains(out, "MCPP_CHAT_DB="+filepath.Join(dir, "chat.db")) {
+		t.Errorf("the default database is spelled out:\n%s", out)
+	}
+}
+
+// Every form of our hooks that setup or docs/hooks.md ever showed is
+// recognised and updated in place: one hook per event, on this database.
+func TestSetupWriteRecognisesEveryFormOnce(t *testing.T) {
+	dir := fakeInstall(t, true)
+	db := filepath.Join(t.TempDir(), "chat.db")
+	env := map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_DB": db}
+	file := filepath.Join(t.TempDir(), "settings.json")
+	old := `{"hooks": {
+	  "SessionStart": [
+	    {"hooks": [{"type": "command", "command": "/old/bin/mcpp-chat-hook --event SessionStart", "timeout": 10}]},
+	    {"hooks": [{"type": "command", "command": "MCPP_CHAT_DB=/old/chat.db /old/bin/mcpp-chat-hook --event SessionStart", "timeout": 10}]}
+	  ],
+	  "UserPromptSubmit": [
+	    {"hooks": [{"type": "command", "command": "env MCPP_CHAT_DB='/old dir/chat.db' '/old dir/mcpp-chat-hook' --event=UserPromptSubmit"}]}
+	  ],
+	  "Stop": [
+	    {"hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "MCPP_CHAT_DB=/old/chat.db mcpp-chat-hook"}]}
+	  ]
+	}}`
+	writeFile(t, file, old, 0o600)
+	code, out, errs := runSetupEnv(t, env, "hooks", "--write", "--settings", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	doc := decodeSettings(t, data)
+	hook := "MCPP_CHAT_DB=" + db + " '" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
+	for ev, want := range map[string][]string{
+		"SessionStart":     {hook + " --event SessionStart"},
+		"UserPromptSubmit": {hook + " --event UserPromptSubmit"},
+		"Stop":             {"notify-send done", hook + " --event Stop"},
+	} {
+		if got := doc.commands(ev); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %q\nwant %q", ev, got, want)
+		}
+	}
+	if !strings.Contains(out, "removed 1 more copy") {
+		t.Errorf("the removed duplicate is not reported:\n%s", out)
+	}
+	if code, out, _ := runSetupEnv(t, env, "hooks", "--write", "--settings", file); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Errorf("second run: exit %d\n%s", code, out)
+	}
+}
+
+func TestSetupHooksRemove(t *testing.T) {
+	fakeInstall(t, true)
+	home := t.TempDir()
+	file := filepath.Join(home, ".claude", "settings.json")
+	writeFile(t, file, userSettings, 0o640)
+	runSetup(t, home, "hooks", "--write")
+	withOurs, _ := os.ReadFile(file)
+	// the idle wake a user added by hand, beside another hook in its group
+	withWaiter := strings.Replace(string(withOurs), `"command": "notify-send done && echo <ok>"`,
+		`"command": "notify-send done && echo <ok>"}, {"type": "command", "command": "/x/bin/mcpp-chat-hook --event Stop --wait", "asyncRewake": true`, 1)
+	writeFile(t, file, withWaiter, 0o640)
+
+	code, out, errs := runSetup(t, home, "hooks", "--remove")
+	if code != 0 || !strings.Contains(out, "removed") || !strings.Contains(out, ".bak") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	if strings.Contains(string(data), "mcpp-chat-hook") {
+		t.Errorf("our hooks are still there:\n%s", data)
+	}
+	var got, want any
+	json.Unmarshal(data, &got)
+	json.Unmarshal([]byte(userSettings), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("removing our hooks did not give back the user's file:\n%s\nwant\n%s", data, userSettings)
+	}
+	if bak, _ := os.ReadFile(file + ".bak"); string(bak) != withWaiter {
+		t.Error("the .bak is not the file as it was")
+	}
+	if info, _ := os.Stat(file); info.Mode().Perm() != 0o640 {
+		t.Errorf("mode changed to %v", info.Mode().Perm())
+	}
+	if code, out, _ := runSetup(t, home, "hooks", "--remove"); code != 0 || !strings.Contains(out, "has no mcpp-chat hooks; nothing changed") {
+		t.Errorf("second run: exit %d\n%s", code, out)
+	}
+
+	missing := filepath.Join(t.TempDir(), "none.json")
+	if code, _, _ := runSetup(t, home, "hooks", "--remove", "--settings", missing); code != 0 {
+		t.Errorf("a missing file: exit %d", code)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("--remove created a settings file")
+	}
+	broken := filepath.Join(t.TempDir(), "broken.json")
+	writeFile(t, broken, `{"hooks": `, 0o600)
+	if code, _, errs := runSetup(t, home, "hooks", "--remove", "--settings", broken); code != exitError || !strings.Contains(errs, "nothing was written") {
+		t.Errorf("invalid JSON: exit %d %s", code, errs)
+	}
+	for _, args := range [][]string{{"--remove"}, {"claude", "--remove"}, {"hooks", "--remove", "--write"}} {
+		if code, _, _ := runSetup(t, home, args...); code != exitUsage {
+			t.Errorf("setup %v: exit %d, want a usage error", args, code)
+		}
 	}
 }

@@ -22,7 +22,10 @@ Prints one line per change as it happens: the tick line
 line; --mine lists every message. With --mine, only what waits on this
 repository's party (a peer's message in your channels, an item for you),
 followed by its kind and first words. Waits for the database and the tick
-file if they do not exist yet. Stops on Ctrl-C or SIGTERM.`
+file if they do not exist yet. Stops on Ctrl-C or SIGTERM.
+
+It starts by saying on stderr what it watches (the file, the database, the
+party for --mine), so that standard output holds only the change lines.`
 
 func watch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flags("watch", watchSynopsis, stderr)
@@ -48,14 +51,17 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer w.Close()
 	var src changeSource = &tickSource{path: in.paths.Tick}
+	var db *dbSource
 	if *mine || in.paths.Tick == "" {
-		db := &dbSource{path: in.paths.DB}
+		db = &dbSource{path: in.paths.DB}
 		if *mine {
 			db.workspace = in.party.Root
 		}
 		defer db.close()
 		src = db
 	}
+	startErr := src.start(ctx)
+	fmt.Fprintln(stderr, watchBanner(ctx, in, db, *command))
 	emit := func(line string) error {
 		_, err := fmt.Fprintln(stdout, line)
 		return err
@@ -69,7 +75,30 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 			return nil
 		}
 	}
-	return follow(ctx, w, src, emit, stderr)
+	return follow(ctx, w, src, startErr, emit, stderr)
+}
+
+// watchBanner says what the watch follows: on stderr, the first line a
+// person sees, while standard output stays the change lines alone.
+func watchBanner(ctx context.Context, in install, db *dbSource, command string) string {
+	var b strings.Builder
+	b.WriteString("mcpp-chat watch: ")
+	switch {
+	case db == nil:
+		fmt.Fprintf(&b, "watching the tick file %s (a line per change to %s)", in.paths.Tick, in.paths.DB)
+	case db.workspace == "":
+		fmt.Fprintf(&b, "watching the database %s (a line per new message; chat.tick_file is off)", in.paths.DB)
+	default:
+		fmt.Fprintf(&b, "watching the database %s for what waits on %s", in.paths.DB, db.partyName(ctx, in))
+	}
+	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) {
+		b.WriteString("; the database does not exist yet, the watch waits for it")
+	}
+	if command != "" {
+		fmt.Fprintf(&b, "; runs %q for each", command)
+	}
+	b.WriteString(". Ctrl-C stops it.")
+	return b.String()
 }
 
 // changeSource turns "something changed" into the lines to report.
@@ -79,7 +108,9 @@ type changeSource interface {
 	next(ctx context.Context) ([]string, error)
 }
 
-func follow(ctx context.Context, w *wake.Watcher, src changeSource, emit func(string) error, stderr io.Writer) int {
+// follow reports src's lines after each change; started is what src.start
+// said.
+func follow(ctx context.Context, w *wake.Watcher, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
 	lastErr := ""
 	report := func(err error) {
 		// A database mid-creation or busy is normal; say each new trouble once.
@@ -88,7 +119,7 @@ func follow(ctx context.Context, w *wake.Watcher, src changeSource, emit func(st
 			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 		}
 	}
-	report(src.start(ctx))
+	report(started)
 	for {
 		if err := w.Changed(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -229,6 +260,21 @@ func firstWords(s string, n int) string {
 		return strings.Join(words, " ")
 	}
 	return strings.Join(words[:n], " ") + " …"
+}
+
+// partyName names the party watched: as the chat knows it, else as it
+// will be named at its first call.
+func (s *dbSource) partyName(ctx context.Context, in install) string {
+	name, known := in.party.Name, false
+	if s.db != nil {
+		if n, ok, err := s.db.PartyName(ctx, in.identity()); err == nil {
+			name, known = n, ok
+		}
+	}
+	if !known {
+		return fmt.Sprintf("%s (%s; no call from there yet)", name, in.party.Root)
+	}
+	return fmt.Sprintf("%s (%s)", name, in.party.Root)
 }
 
 func (s *dbSource) close() {

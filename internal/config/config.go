@@ -158,8 +158,16 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	return p, cfg, nil
 }
 
+// BuildCheckout is the checkout `make build` ran in, recorded in the binary
+// (-ldflags -X). A copy installed elsewhere (make install PREFIX=~/.local)
+// finds no module.yaml above itself; through this it still uses the
+// checkout's database and config, the same as the checkout's bin/ — one
+// chat, not two. Empty in a binary built otherwise (go build, go test).
+var BuildCheckout string
+
 // moduleDir: MCPP_CHAT_HOME › the folder holding module.yaml at or above the
-// executable's folder (a checkout's bin/) › $XDG_DATA_HOME/mcpp-chat.
+// executable's folder (a checkout's bin/) › the checkout the binary was
+// built in, while it still holds module.yaml › $XDG_DATA_HOME/mcpp-chat.
 func moduleDir(env Env, exe string) string {
 	if home := env("MCPP_CHAT_HOME"); home != "" {
 		return absClean(home)
@@ -177,6 +185,15 @@ func moduleDir(env Env, exe string) string {
 			}
 		}
 	}
+	if BuildCheckout != "" && isFile(filepath.Join(BuildCheckout, "module.yaml")) {
+		return BuildCheckout
+	}
+	return DataDir(env)
+}
+
+// DataDir is the module folder of a binary that belongs to no checkout:
+// $XDG_DATA_HOME/mcpp-chat (~/.local/share/mcpp-chat).
+func DataDir(env Env) string {
 	data := env("XDG_DATA_HOME")
 	if data == "" {
 		home := env("HOME")

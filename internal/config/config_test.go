@@ -117,3 +117,33 @@ func TestShippedConfigParses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A copy of the binaries installed outside the checkout (make install
+// PREFIX=...) uses the checkout make build recorded: one chat database for
+// the checkout's bin/ and the copy. Once that checkout is gone, the data
+// folder.
+func TestResolveUsesTheRecordedCheckout(t *testing.T) {
+	dir := t.TempDir()
+	checkout := filepath.Join(dir, "checkout")
+	os.MkdirAll(checkout, 0o755)
+	os.WriteFile(filepath.Join(checkout, "module.yaml"), []byte("name: chat\n"), 0o644)
+	old := BuildCheckout
+	BuildCheckout = checkout
+	t.Cleanup(func() { BuildCheckout = old })
+
+	installed := filepath.Join(dir, "prefix", "bin", "mcpp-chat")
+	p, _, err := Resolve(env(map[string]string{"HOME": dir}), installed)
+	if err != nil || p.ModuleDir != checkout || p.DB != filepath.Join(checkout, "chat.db") {
+		t.Fatalf("installed copy: %+v %v", p, err)
+	}
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(filepath.Join(other, "bin"), 0o755)
+	os.WriteFile(filepath.Join(other, "module.yaml"), []byte("name: chat\n"), 0o644)
+	if p, _, _ := Resolve(env(map[string]string{"HOME": dir}), filepath.Join(other, "bin", "mcpp-chat")); p.ModuleDir != other {
+		t.Errorf("a binary inside a checkout uses that checkout, not the recorded one: %s", p.ModuleDir)
+	}
+	os.Remove(filepath.Join(checkout, "module.yaml"))
+	if p, _, _ := Resolve(env(map[string]string{"HOME": dir}), installed); p.ModuleDir != filepath.Join(dir, ".local", "share", "mcpp-chat") {
+		t.Errorf("with the checkout gone: %s", p.ModuleDir)
+	}
+}

@@ -26,10 +26,14 @@ type Hook struct {
 	// RewakeSummary is the line Claude Code shows the person when such a
 	// hook wakes the session, instead of "Stop hook feedback".
 	RewakeSummary string
-	// Replaces recognises an older form of this hook (say, the same program
-	// at a path the checkout has since moved from), updated in place
-	// rather than added twice. nil: only an identical command counts.
-	Replaces func(command string) bool
+	// Match recognises another form of this hook (the same program at a
+	// path the checkout has since moved from, or for another database) and
+	// says what command it becomes, so that it is updated in place rather
+	// than added twice. nil: only an identical command counts.
+	Match func(command string) (want string, ours bool)
+	// UpdateOnly updates the hook where it is found and never adds it:
+	// for an entry the user chose to have (the experimental idle wake).
+	UpdateOnly bool
 }
 
 // Action is what a merge did with one hook.
@@ -40,34 +44,26 @@ const (
 	Added   Action = "added"
 	Kept    Action = "already there"
 	Updated Action = "updated"
+	Absent  Action = "not there" // an UpdateOnly hook not found
+	Removed Action = "removed"
 )
 
 // Change reports one hook's action.
 type Change struct {
 	Hook   Hook
 	Action Action
+	// Duplicates is how many more entries of this hook were removed: one
+	// hook per event, whatever earlier versions or hands left there.
+	Duplicates int
 }
 
 // Merge adds hooks to the settings document data (empty means {}) under
 // "hooks".<event>, each once. It returns the new document and what it did;
 // when nothing changes the document is returned byte for byte.
 func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
-	doc := object{}
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := syntax(data); err != nil {
-			return nil, nil, err
-		}
-		var err error
-		if doc, err = parseObject(data); err != nil {
-			return nil, nil, fmt.Errorf("not valid JSON for a settings file: %w", err)
-		}
-	}
-	all := object{}
-	if raw, ok := doc.get("hooks"); ok {
-		var err error
-		if all, err = parseObject(raw); err != nil {
-			return nil, nil, fmt.Errorf(`"hooks" is not a JSON object: %w`, err)
-		}
+	doc, all, err := parseHooks(data)
+	if err != nil {
+		return nil, nil, err
 	}
 	changes := make([]Change, 0, len(hooks))
 	dirty := false
@@ -76,12 +72,9 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		groups, action, err := place(groups, h)
-		if err != nil {
-			return nil, nil, fmt.Errorf("hooks.%s: %w", h.Event, err)
-		}
-		changes = append(changes, Change{Hook: h, Action: action})
-		if action != Kept {
+		groups, change := place(groups, h)
+		changes = append(changes, change)
+		if change.Action == Added || change.Action == Updated || change.Duplicates > 0 {
 			dirty = true
 			all.set(h.Event, encodeArray(groups))
 		}
@@ -90,12 +83,37 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 		return data, changes, nil
 	}
 	doc.set("hooks", all.encode())
+	out, err := indent(doc)
+	return out, changes, err
+}
+
+// parseHooks reads a settings document (empty means {}) and its "hooks"
+// object.
+func parseHooks(data []byte) (doc, hooks object, err error) {
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := syntax(data); err != nil {
+			return nil, nil, err
+		}
+		if doc, err = parseObject(data); err != nil {
+			return nil, nil, fmt.Errorf("not valid JSON for a settings file: %w", err)
+		}
+	}
+	if raw, ok := doc.get("hooks"); ok {
+		if hooks, err = parseObject(raw); err != nil {
+			return nil, nil, fmt.Errorf(`"hooks" is not a JSON object: %w`, err)
+		}
+	}
+	return doc, hooks, nil
+}
+
+// indent writes the document as Claude Code's own files are written.
+func indent(doc object) ([]byte, error) {
 	var out bytes.Buffer
 	if err := json.Indent(&out, doc.encode(), "", "  "); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out.WriteByte('\n')
-	return out.Bytes(), changes, nil
+	return out.Bytes(), nil
 }
 
 // syntax reports where a document stops being JSON, by line.
@@ -122,43 +140,103 @@ func parseArray(all object, event string) ([]json.RawMessage, error) {
 	return groups, nil
 }
 
-// place finds h among the event's matcher groups, updates an older form of
-// it, or appends a group holding it.
-func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Action, error) {
-	for gi, g := range groups {
+// place finds h among the event's matcher groups: the first entry that is
+// h, or another form of it, is kept or updated in place, and any further
+// ones are removed; with none, a group holding h is appended (unless h is
+// UpdateOnly).
+func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Change) {
+	change := Change{Hook: h, Action: Added}
+	found := false
+	groups = editEntries(groups, func(cmd string, entry *object) entryEdit {
+		want, ours := cmd, cmd == h.Command
+		if !ours && h.Match != nil {
+			want, ours = h.Match(cmd)
+		}
+		switch {
+		case !ours:
+			return keepEntry
+		case found:
+			change.Duplicates++
+			return dropEntry
+		}
+		found = true
+		if want == cmd {
+			change.Action = Kept
+			return keepEntry
+		}
+		change.Action = Updated
+		entry.set("command", encodeValue(want))
+		change.Hook.Command = want
+		return changeEntry
+	})
+	switch {
+	case found:
+		return groups, change
+	case h.UpdateOnly:
+		change.Action = Absent
+		return groups, change
+	}
+	return append(groups, newGroup(h)), change
+}
+
+// entryEdit is what editEntries does with one entry.
+type entryEdit int
+
+const (
+	keepEntry   entryEdit = iota
+	changeEntry           // the entry object was changed in place
+	dropEntry
+)
+
+// editEntries runs edit on every command entry of the matcher groups, in
+// order, which keeps it, changes the object it is given, or drops it. A
+// group left with no entries is dropped; what is not a command entry
+// in Claude Code's shape is left as it is (not ours to judge; Claude Code
+// reports it). Groups nothing changed in keep their bytes.
+func editEntries(groups []json.RawMessage, fn func(cmd string, entry *object) entryEdit) []json.RawMessage {
+	out := groups[:0:0]
+	for _, g := range groups {
 		group, err := parseObject(g)
 		if err != nil {
-			continue // not ours to judge; Claude Code reports it
+			out = append(out, g)
+			continue
 		}
 		raw, ok := group.get("hooks")
-		if !ok {
-			continue
-		}
 		var entries []json.RawMessage
-		if json.Unmarshal(raw, &entries) != nil {
+		if !ok || json.Unmarshal(raw, &entries) != nil {
+			out = append(out, g)
 			continue
 		}
-		for ei, e := range entries {
+		kept, dirty := entries[:0:0], false
+		for _, e := range entries {
 			entry, err := parseObject(e)
-			if err != nil {
-				continue
-			}
 			var cmd string
-			if c, ok := entry.get("command"); !ok || json.Unmarshal(c, &cmd) != nil {
+			if c, ok := entry.get("command"); err != nil || !ok || json.Unmarshal(c, &cmd) != nil {
+				kept = append(kept, e)
 				continue
 			}
-			switch {
-			case cmd == h.Command:
-				return groups, Kept, nil
-			case h.Replaces != nil && h.Replaces(cmd):
-				entry.set("command", encodeValue(h.Command))
-				entries[ei] = entry.encode()
-				group.set("hooks", encodeArray(entries))
-				groups[gi] = group.encode()
-				return groups, Updated, nil
+			switch fn(cmd, &entry) {
+			case dropEntry:
+				dirty = true
+			case changeEntry:
+				dirty = true
+				kept = append(kept, entry.encode())
+			default:
+				kept = append(kept, e)
 			}
+		}
+		switch {
+		case !dirty:
+			out = append(out, g)
+		case len(kept) > 0 || len(entries) == 0:
+			group.set("hooks", encodeArray(kept))
+			out = append(out, group.encode())
 		}
 	}
+	return out
+}
+
+func newGroup(h Hook) json.RawMessage {
 	entry := object{}
 	entry.set("type", encodeValue("command"))
 	entry.set("command", encodeValue(h.Command))
@@ -173,7 +251,7 @@ func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Action, error) 
 	}
 	group := object{}
 	group.set("hooks", encodeArray([]json.RawMessage{entry.encode()}))
-	return append(groups, group.encode()), Added, nil
+	return group.encode()
 }
 
 // Template is the settings document holding only hooks: what a user pastes.
@@ -190,38 +268,112 @@ func Template(hooks []Hook) []byte {
 // to path.bak; a file that is not valid JSON is refused and left untouched.
 // It returns what it did and the backup written ("" for none).
 func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
+	var changes []Change
+	backup, err := editFile(path, true, func(old []byte) ([]byte, error) {
+		data, cs, err := Merge(old, hooks)
+		changes = cs
+		return data, err
+	})
+	return changes, backup, err
+}
+
+// RemoveFile removes the hooks match recognises from the settings file at
+// path, as Remove does, with MergeFile's care: a .bak first, an invalid
+// file refused untouched. A missing file has nothing to remove.
+func RemoveFile(path string, match func(event, command string) bool) ([]Change, string, error) {
+	var changes []Change
+	backup, err := editFile(path, false, func(old []byte) ([]byte, error) {
+		data, cs, err := Remove(old, match)
+		changes = cs
+		return data, err
+	})
+	return changes, backup, err
+}
+
+// editFile rewrites the file at path with fn's answer (created, with its
+// folder, only if create). It copies a file it changes to path.bak first
+// and writes nothing when fn fails or changes nothing.
+func editFile(path string, create bool, fn func(old []byte) ([]byte, error)) (backup string, err error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // keep a dotfiles symlink a symlink
 	}
 	old, err := os.ReadFile(path)
 	existed := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("cannot read %s: %w — check its permissions", path, err)
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("cannot read %s: %w — check its permissions", path, err)
+	case !existed && !create:
+		return "", nil
 	}
-	data, changes, err := Merge(old, hooks)
+	data, err := fn(old)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w — fix the file or move it aside, then run this again; nothing was written", path, err)
+		return "", fmt.Errorf("%s: %w — fix the file or move it aside, then run this again; nothing was written", path, err)
 	}
 	if existed && bytes.Equal(data, old) {
-		return changes, "", nil
+		return "", nil
 	}
 	mode := fs.FileMode(0o600)
-	backup := ""
 	if existed {
 		if info, err := os.Stat(path); err == nil {
 			mode = info.Mode().Perm()
 		}
 		backup = path + ".bak"
 		if err := os.WriteFile(backup, old, mode); err != nil {
-			return nil, "", fmt.Errorf("cannot write the backup %s: %w — nothing was changed", backup, err)
+			return "", fmt.Errorf("cannot write the backup %s: %w — nothing was changed", backup, err)
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, "", fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
+		return "", fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
 	}
 	if err := replace(path, data, mode); err != nil {
-		return nil, backup, err
+		return backup, err
 	}
-	return changes, backup, nil
+	return backup, nil
+}
+
+// Remove drops every command hook match recognises from the settings
+// document data, and the matcher groups and event lists that leaves empty;
+// everything else stays as it was. It returns the new document and what it
+// removed; when nothing is removed the document is returned byte for byte.
+func Remove(data []byte, match func(event, command string) bool) ([]byte, []Change, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return data, nil, nil
+	}
+	doc, all, err := parseHooks(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changes []Change
+	events := make([]string, len(all))
+	for i, m := range all {
+		events[i] = m.key
+	}
+	for _, event := range events {
+		groups, err := parseArray(all, event)
+		if err != nil {
+			return nil, nil, err
+		}
+		before := len(changes)
+		groups = editEntries(groups, func(cmd string, _ *object) entryEdit {
+			if !match(event, cmd) {
+				return keepEntry
+			}
+			changes = append(changes, Change{Hook: Hook{Event: event, Command: cmd}, Action: Removed})
+			return dropEntry
+		})
+		switch {
+		case len(changes) == before:
+		case len(groups) == 0:
+			all.remove(event)
+		default:
+			all.set(event, encodeArray(groups))
+		}
+	}
+	if len(changes) == 0 {
+		return data, nil, nil
+	}
+	doc.set("hooks", all.encode())
+	out, err := indent(doc)
+	return out, changes, err
 }
 
 // replace writes through a temporary file and a rename, so a crash never
@@ -312,6 +464,16 @@ func (o *object) set(key string, value json.RawMessage) {
 		}
 	}
 	*o = append(*o, member{key: key, value: value})
+}
+
+func (o *object) remove(key string) {
+	out := (*o)[:0]
+	for _, m := range *o {
+		if m.key != key {
+			out = append(out, m)
+		}
+	}
+	*o = out
 }
 
 func (o object) encode() json.RawMessage {

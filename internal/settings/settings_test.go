@@ -2,6 +2,8 @@ package settings
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +71,71 @@ func TestTemplateIsWhatMergeWritesIntoNothing(t *testing.T) {
 	want := "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"/x/mcpp-chat-hook --event Stop\",\n            \"timeout\": 10\n          }\n        ]\n      }\n    ]\n  }\n}\n"
 	if got := string(Template(stop)); got != want {
 		t.Errorf("template:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Two entries of one hook (what an older setup and a hand-written prefix
+// left) become one; the first is updated in place, its group kept.
+func TestMergeKeepsOneEntryPerHook(t *testing.T) {
+	doc := `{"hooks": {"Stop": [
+	  {"matcher": "", "hooks": [{"type": "command", "command": "/old/mcpp-chat-hook --event Stop", "timeout": 10}]},
+	  {"hooks": [{"type": "command", "command": "echo mine"}, {"type": "command", "command": "DB=x /old/mcpp-chat-hook --event Stop"}]},
+	  {"hooks": [{"type": "command", "command": "DB=y /old/mcpp-chat-hook --event Stop"}]}
+	]}}`
+	h := stop[0]
+	h.Match = func(cmd string) (string, bool) { return h.Command, strings.Contains(cmd, "mcpp-chat-hook") }
+	out, changes, err := Merge([]byte(doc), []Hook{h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changes[0].Action != Updated || changes[0].Duplicates != 2 {
+		t.Errorf("changes = %+v", changes)
+	}
+	var got struct {
+		Hooks map[string][]map[string]any `json:"hooks"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	groups := got.Hooks["Stop"]
+	if len(groups) != 2 || groups[0]["matcher"] != "" || fmt.Sprint(groups[0]["hooks"]) != "[map[command:/x/mcpp-chat-hook --event Stop timeout:10 type:command]]" ||
+		fmt.Sprint(groups[1]["hooks"]) != "[map[command:echo mine type:command]]" {
+		t.Errorf("Stop = %v", groups)
+	}
+}
+
+// An UpdateOnly hook is updated where it is and never added.
+func TestMergeUpdateOnly(t *testing.T) {
+	h := Hook{Event: "Stop", Command: "/x/mcpp-chat-hook --wait", UpdateOnly: true,
+		Match: func(cmd string) (string, bool) { return "/x/mcpp-chat-hook --wait", strings.HasSuffix(cmd, "--wait") }}
+	out, changes, err := Merge([]byte(`{"a": 1}`), []Hook{h})
+	if err != nil || changes[0].Action != Absent || string(out) != `{"a": 1}` {
+		t.Errorf("absent: %s %+v %v", out, changes, err)
+	}
+	out, changes, _ = Merge([]byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/mcpp-chat-hook --wait"}]}]}}`), []Hook{h})
+	if changes[0].Action != Updated || !strings.Contains(string(out), `"/x/mcpp-chat-hook --wait"`) {
+		t.Errorf("present: %s %+v", out, changes)
+	}
+}
+
+func TestRemoveDropsOnlyWhatMatches(t *testing.T) {
+	doc := `{"z": 1, "hooks": {
+	  "Stop": [{"hooks": [{"type": "command", "command": "ours"}]}],
+	  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}, {"type": "command", "command": "ours"}]}],
+	  "Other": [{"hooks": [{"type": "prompt", "prompt": "ours?"}]}, 7]
+	}}`
+	out, changes, err := Remove([]byte(doc), func(_, cmd string) bool { return cmd == "ours" })
+	if err != nil || len(changes) != 2 || changes[0].Action != Removed {
+		t.Fatalf("changes %+v, err %v", changes, err)
+	}
+	want := `{"z":1,"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"guard"}]}],"Other":[{"hooks":[{"type":"prompt","prompt":"ours?"}]},7]}}`
+	var compact bytes.Buffer
+	json.Compact(&compact, out)
+	if compact.String() != want {
+		t.Errorf("got  %s\nwant %s", compact.String(), want)
+	}
+	same, changes, _ := Remove([]byte(want), func(_, cmd string) bool { return cmd == "ours" })
+	if len(changes) != 0 || string(same) != want {
+		t.Errorf("nothing to remove changed the document: %s", same)
 	}
 }

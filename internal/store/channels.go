@@ -301,6 +301,43 @@ func (d *DB) ChannelList(ctx context.Context, me Identity, all bool) (ChannelLis
 
 // ChannelNew creates a channel seating the caller and the named parties.
 func (d *DB) ChannelNew(ctx context.Context, me Identity, name, about string, parties []string) (ChannelInfo, error) {
+	refs := make([]PartyRef, len(parties))
+	for i, n := range parties {
+		refs[i] = PartyRef{Name: n}
+	}
+	return d.ChannelNewWith(ctx, me, name, about, refs)
+}
+
+// PartyRef names a party to seat: by its name, or by its repository.
+type PartyRef struct {
+	Name string
+	// Folder, when set, is a repository as identity resolves it (its root
+	// and the name it asks for): the party living there is seated.
+	Folder *Identity
+	// MayCreate lets a Folder no party lives at yet get its party now, the
+	// one a session there gets at its first call.
+	MayCreate bool
+}
+
+// partyOf finds the party a reference names.
+func (t *tx) partyOf(r PartyRef) (party, error) {
+	if r.Folder == nil {
+		return t.partyByName(strings.TrimSpace(r.Name))
+	}
+	var p party
+	err := t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, r.Folder.Workspace).Scan(&p.id, &p.name)
+	switch {
+	case !errors.Is(err, sql.ErrNoRows):
+		return p, err
+	case !r.MayCreate:
+		return p, userErrorf("no party lives at %s and there is no such folder on this host — give the folder a peer's session runs in, or a party's name from chat_whoami", r.Folder.Workspace)
+	}
+	return t.newParty(*r.Folder)
+}
+
+// ChannelNewWith creates a channel seating the caller and the parties the
+// references name.
+func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string, parties []PartyRef) (ChannelInfo, error) {
 	var out ChannelInfo
 	err := d.update(ctx, func(t *tx) error {
 		p, err := t.me(me, true)
@@ -319,8 +356,8 @@ func (d *DB) ChannelNew(ctx context.Context, me Identity, name, about string, pa
 			return userErrorf("channel '%s' already exists — join it with chat_channel_join(name=%q)", clean, clean)
 		}
 		seat := []party{p}
-		for _, n := range parties {
-			q, err := t.partyByName(strings.TrimSpace(n))
+		for _, r := range parties {
+			q, err := t.partyOf(r)
 			if err != nil {
 				return err
 			}

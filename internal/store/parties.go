@@ -81,7 +81,7 @@ func (t *tx) partyByName(name string) (party, error) {
 	p := party{name: name}
 	err := t.row(`SELECT id FROM parties WHERE name = ?`, name).Scan(&p.id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, userErrorf("no party named '%s' — a party exists once a session in its repo has called any chat tool; check the names in chat_whoami", name)
+		return p, userErrorf("no party named '%s' — a party exists once a session in its repo has called any chat tool; check the names in chat_whoami, or give the absolute path of its repository instead", name)
 	}
 	return p, err
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+)
+
+// registration is one MCP server entry that runs mcpp-chat, found in a
+// client's configuration.
+type registration struct {
+	where   string // e.g. "Claude Code, user scope (~/.claude.json)"
+	name    string // the server's name in that file
+	command string
+	args    []string
+	env     map[string]string
+	// onlyItsEnv: the client passes the server its table's env and a few
+	// basics, not the user's shell (Codex).
+	onlyItsEnv bool
+}
+
+// mcpServer is a server entry as Claude Code's files write it.
+type mcpServer struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+func isOurServer(command string, args []string) bool {
+	return filepath.Base(command) == "mcpp-chat" && len(args) > 0 && args[0] == "serve"
+}
+
+// claudeRegistrations finds mcpp-chat in Claude Code's user file
+// (~/.claude.json: user scope, and local scope under projects[<folder>])
+// and in the party's committed .mcp.json.
+func claudeRegistrations(getenv func(string) string, root string) (found []registration, looked []string) {
+	file := claudeUserFile(getenv)
+	if file != "" {
+		looked = append(looked, file)
+		var doc struct {
+			MCPServers map[string]mcpServer `json:"mcpServers"`
+			Projects   map[string]struct {
+				MCPServers map[string]mcpServer `json:"mcpServers"`
+			} `json:"projects"`
+		}
+		if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &doc) == nil {
+			found = append(found, ours(doc.MCPServers, "Claude Code, user scope ("+file+")")...)
+			for dir := root; ; dir = filepath.Dir(dir) {
+				if p, ok := doc.Projects[dir]; ok {
+					found = append(found, ours(p.MCPServers, "Claude Code, local scope for "+dir+" ("+file+")")...)
+				}
+				if dir == filepath.Dir(dir) {
+					break
+				}
+			}
+		}
+	}
+	project := filepath.Join(root, ".mcp.json")
+	looked = append(looked, project)
+	var doc struct {
+		MCPServers map[string]mcpServer `json:"mcpServers"`
+	}
+	if data, err := os.ReadFile(project); err == nil && json.Unmarshal(data, &doc) == nil {
+		found = append(found, ours(doc.MCPServers, "Claude Code, project scope ("+project+")")...)
+	}
+	return found, looked
+}
+
+// claudeUserFile is Claude Code's own file: $CLAUDE_CONFIG_DIR/.claude.json
+// or ~/.claude.json.
+func claudeUserFile(getenv func(string) string) string {
+	if dir := getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+		return filepath.Join(dir, ".claude.json")
+	}
+	if home := homeDir(getenv); home != "" {
+		return filepath.Join(home, ".claude.json")
+	}
+	return ""
+}
+
+func homeDir(getenv func(string) string) string {
+	if home := getenv("HOME"); home != "" {
+		return home
+	}
+	home, _ := os.UserHomeDir()
+	return home
+}
+
+func ours(servers map[string]mcpServer, where string) []registration {
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []registration
+	for _, name := range names {
+		s := servers[name]
+		if isOurServer(s.Command, s.Args) {
+			out = append(out, registration{where: where, name: name, command: s.Command, args: s.Args, env: s.Env})
+		}
+	}
+	return out
+}
+
+// codexRegistrations finds mcpp-chat in Codex's config.toml
+// ($CODEX_HOME/config.toml or ~/.codex/config.toml).
+func codexRegistrations(getenv func(string) string) (found []registration, looked string) {
+	dir := getenv("CODEX_HOME")
+	if dir == "" {
+		if home := homeDir(getenv); home != "" {
+			dir = filepath.Join(home, ".codex")
+		}
+	}
+	if dir == "" {
+		return nil, ""
+	}
+	file := filepath.Join(dir, "config.toml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, file
+	}
+	servers := codexServers(data)
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := servers[name]
+		if isOurServer(s.Command, s.Args) {
+			found = append(found, registration{where: "Codex (" + file + ")", name: name, command: s.Command, args: s.Args, env: s.Env, onlyItsEnv: true})
+		}
+	}
+	return found, file
+}
+
+// codexServers reads the [mcp_servers.NAME] tables of a Codex config: the
+// command, args and env keys (env inline, or as [mcp_servers.NAME.env]),
+// each value on one line, as Codex's documentation and `setup codex` write
+// them. It is no TOML parser: doctor only needs to recognise our entry.
+func codexServers(data []byte) map[string]*mcpServer {
+	out := map[string]*mcpServer{}
+	var cur *mcpServer
+	inEnv := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			cur, inEnv = nil, false
+			table := strings.Trim(line, "[] ")
+			name, ok := strings.CutPrefix(table, "mcp_servers.")
+			if !ok {
+				continue
+			}
+			name, inEnv = strings.CutSuffix(name, ".env")
+			name = strings.Trim(name, `"'`)
+			if out[name] == nil {
+				out[name] = &mcpServer{Env: map[string]string{}}
+			}
+			cur = out[name]
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if cur == nil || !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value = strings.Trim(strings.TrimSpace(key), `"'`), strings.TrimSpace(value)
+		switch {
+		case inEnv:
+			cur.Env[key] = tomlString(value)
+		case key == "command":
+			cur.Command = tomlString(value)
+		case key == "args":
+			cur.Args = tomlStrings(strings.Trim(value, "[]"))
+		case key == "env":
+			for _, kv := range splitOutsideQuotes(strings.Trim(value, "{} "), ',') {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					cur.Env[strings.Trim(strings.TrimSpace(k), `"'`)] = tomlString(strings.TrimSpace(v))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// tomlString is the value of a one-line TOML string ("basic" or 'literal').
+func tomlString(v string) string {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "'") {
+		return strings.Trim(v, "'")
+	}
+	if s, err := strconv.Unquote(v); err == nil {
+		return s
+	}
+	return strings.Trim(v, `"`)
+}
+
+func tomlStrings(list string) []string {
+	var out []string
+	for _, v := range splitOutsideQuotes(list, ',') {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, tomlString(v))
+		}
+	}
+	return out
+}
+
+// splitOutsideQuotes splits s at sep where sep is not inside quotes.
+func splitOutsideQuotes(s string, sep byte) []string {
+	var out []string
+	quote, start := byte(0), 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0 && c == '\\' && quote == '"':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		case quote == 0 && c == sep:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// checkRegistrations says where mcpp-chat is registered and warns about an
+// entry that would not run, or would run another binary or open another
+// database than this install. It returns false when something is wrong.
+func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string) bool {
+	found, looked := claudeRegistrations(getenv, in.party.Root)
+	codex, codexFile := codexRegistrations(getenv)
+	found = append(found, codex...)
+	if codexFile != "" {
+		looked = append(looked, codexFile)
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(w, "registered:  nowhere (looked in %s) — to connect Claude Code run the line `mcpp-chat setup claude` prints; for Codex, `mcpp-chat setup codex`\n", strings.Join(looked, ", "))
+		return true
+	}
+	ok := true
+	for _, r := range found {
+		fmt.Fprintf(w, "registered:  %q in %s: %s %s\n", r.name, r.where, r.command, strings.Join(r.args, " "))
+		for _, p := range r.problems(in, exe, getenv) {
+			fmt.Fprintf(w, "warning:     %s\n", p)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// problems lists what is wrong with a registration, each with its fix.
+func (r registration) problems(in install, exe string, getenv func(string) string) []string {
+	var out []string
+	fix := "run `mcpp-chat setup claude` and replace the entry with what it prints"
+	if r.onlyItsEnv {
+		fix = "replace the [mcp_servers." + r.name + "] table with what `mcpp-chat setup codex` prints"
+	}
+	if problem := runnable(r.command); problem != "" {
+		return append(out, fmt.Sprintf("%s: the server %s — %s", r.where, problem, fix))
+	}
+	if !sameFile(r.command, exe) {
+		out = append(out, fmt.Sprintf("%s runs %s, not this install's %s — %s", r.where, r.command, exe, fix))
+	}
+	if db := r.database(getenv); db != "" && db != in.paths.DB {
+		out = append(out, fmt.Sprintf("%s: its server opens the database %s, not this install's %s: those sessions would not see these — %s", r.where, db, in.paths.DB, fix))
+	}
+	return out
+}
+
+// database is the database the registered server would open: its env's
+// MCPP_CHAT_DB, else what that binary finds in the environment the client
+// gives it ("" when it cannot be told).
+func (r registration) database(getenv func(string) string) string {
+	env := getenv
+	if r.onlyItsEnv {
+		env = withoutOurVariables(getenv)
+	}
+	prog := r.command
+	if !strings.Contains(prog, "/") {
+		found, err := exec.LookPath(prog)
+		if err != nil {
+			return ""
+		}
+		prog = found
+	}
+	return effectiveDB(prog, r.env, env)
+}
+
+// effectiveDB is the database a program of ours opens with the variables
+// vars set over env.
+func effectiveDB(prog string, vars map[string]string, env func(string) string) string {
+	lookup := func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return env(k)
+	}
+	paths, _, err := config.Resolve(lookup, prog)
+	if err != nil {
+		return ""
+	}
+	return paths.DB
+}
+
+// sameFile reports two paths naming one file (symlinks resolved).
+func sameFile(a, b string) bool {
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
+}

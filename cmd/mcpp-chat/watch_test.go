@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lineSignal is a writer that closes first when a whole line arrived.
+type lineSignal struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan struct{}
+	once  sync.Once
+}
+
+func (w *lineSignal) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if bytes.Contains(w.buf.Bytes(), []byte("\n")) {
+		w.once.Do(func() { close(w.first) })
+	}
+	return n, err
+}
+
+func (w *lineSignal) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// runWatch starts watch, waits for its first line on stderr, stops it and
+// returns what it printed on each stream.
+func runWatch(t *testing.T, env map[string]string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	errw := &lineSignal{first: make(chan struct{})}
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, append([]string{"watch"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, errw)
+	}()
+	select {
+	case <-errw.first:
+	case code := <-done:
+		cancel()
+		t.Fatalf("watch ended (exit %d) before saying anything: %s", code, errw.String())
+	case <-time.After(time.Minute):
+		t.Error("watch said nothing on stderr")
+	}
+	cancel()
+	<-done
+	return out.String(), errw.String()
+}
+
+// watch says what it watches before the first change, on stderr, so that
+// a script reading its standard output sees only change lines.
+func TestWatchSaysWhatItWatches(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "alpha")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "data", "chat.db")
+	env := map[string]string{"HOME": dir, "MCPP_CHAT_DB": db, "MCPP_CHAT_WORKSPACE": repo, "MCPP_CHAT_HOME": filepath.Join(dir, "module")}
+
+	out, errs := runWatch(t, env)
+	if out != "" || !strings.Contains(errs, "watching the tick file "+filepath.Join(dir, "data", ".tick")) ||
+		!strings.Contains(errs, db) || !strings.Contains(errs, "does not exist yet") {
+		t.Errorf("watch: stdout %q, stderr %q", out, errs)
+	}
+
+	out, errs = runWatch(t, env, "--mine", "--exec", "true")
+	if out != "" || !strings.Contains(errs, "watching the database "+db+" for what waits on alpha ("+repo) || !strings.Contains(errs, `runs "true"`) {
+		t.Errorf("watch --mine: stdout %q, stderr %q", out, errs)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("watch created the database")
+	}
+}

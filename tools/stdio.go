@@ -57,8 +57,12 @@ func (t *noCancelledAnswers) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, err
 	}
+	return newCancelAwareConn(c, t.atEOF), nil
+}
+
+func newCancelAwareConn(c mcp.Connection, atEOF func()) *cancelAwareConn {
 	return &cancelAwareConn{Connection: c, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
-		answer: make(chan struct{}), closed: make(chan struct{}), atEOF: t.atEOF}, nil
+		answer: make(chan struct{}), closed: make(chan struct{}), atEOF: atEOF}
 }
 
 // cancelAwareConn notes the client's requests and cancellations as they

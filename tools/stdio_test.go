@@ -113,7 +113,7 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 		cancel(`9`),  // after 9 was answered: too late, nothing to drop
 		cancel(`10`), // never asked
 	}}
-	c := &cancelAwareConn{Connection: f, inFlight: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, answer: make(chan struct{})}
+	c := newCancelAwareConn(f, nil)
 	ctx := context.Background()
 	for range 3 {
 		c.Read(ctx)

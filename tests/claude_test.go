@@ -194,7 +194,7 @@ func TestClaudeOffersTheToolsAndReturnsBothContents(t *testing.T) {
 		scripted.End("done"))
 	c.run(t, gw, model, "who am I on the chat?")
 
-	first := turns(model)[0]
+	first := firstTurn(t, model)
 	tools, instructions := serverFacts(t, w, gw)
 	for _, tool := range tools {
 		if !first.Contains(scripted.ClaudeName("chat", tool)) {
@@ -254,7 +254,7 @@ func TestClaudeHookContextReachesTheModel(t *testing.T) {
 	model := startModel(t, scripted.End("one"), scripted.End("two"), scripted.End("two, after the stop"), scripted.End("three"))
 	s := c.start(t, gw, model)
 	s.prompt(t, "prompt-1: nothing waits yet")
-	if first := turns(model)[0]; first.Contains(ourSummary) {
+	if first := firstTurn(t, model); first.Contains(ourSummary) {
 		t.Errorf("with nothing waiting, the model was told:\n%s", describe(first.Parts))
 	}
 
@@ -274,7 +274,7 @@ func TestClaudeHookContextReachesTheModel(t *testing.T) {
 	// prompt is not told it again.
 	model = startModel(t, scripted.End("new session"))
 	c.run(t, gw, model, "prompt-4: a new session")
-	first := turns(model)[0]
+	first := firstTurn(t, model)
 	if p := partWith(first.Parts, "system", sessionStartContext+ourSummary+"mesh-gw"); p == nil || !strings.Contains(p.Text, `[enum] "Is the enum closed?" from node-dash — needs your ack`) {
 		t.Errorf("a new session's first turn has no SessionStart context with the item:\n%s", describe(first.Parts))
 	}
@@ -466,7 +466,7 @@ func lookFirst(a agent, steps ...scripted.Step) []scripted.Step {
 func told(t *testing.T, a agent, m *scripted.Server, line, needs string) {
 	t.Helper()
 	if a.toldAtStart() {
-		first := turns(m)[0]
+		first := firstTurn(t, m)
 		if p := partWith(first.Parts, "system", sessionStartContext); p == nil || !strings.Contains(p.Text, line) {
 			t.Errorf("the session was not told at its start %q:\n%s", line, describe(first.Parts))
 		}
@@ -553,9 +553,9 @@ func backlogBody(n, size int) string {
 }
 
 // readWhileMore calls chat_read while its last answer says there is more
-// (or could not be read, as when the client cut it), at most max times,
+// (or could not be read, as when the client cut it), at most limit times,
 // then ends the turn.
-func readWhileMore(max int) scripted.Step {
+func readWhileMore(limit int) scripted.Step {
 	reads := 0
 	return func(turn *scripted.Turn) scripted.Reply {
 		if last := turn.Last(); reads > 0 && last.IsMCP("chat", "chat_read") {
@@ -566,7 +566,7 @@ func readWhileMore(max int) scripted.Step {
 				return scripted.Reply{Text: "read it all"}
 			}
 		}
-		if reads == max {
+		if reads == limit {
 			return scripted.Reply{Text: "gave up reading"}
 		}
 		reads++

@@ -280,6 +280,16 @@ func findTurn(log []scripted.Exchange, ok func(*scripted.Turn) bool) *scripted.T
 	return nil
 }
 
+// firstTurn is the first conversation turn the model received.
+func firstTurn(t *testing.T, m *scripted.Server) *scripted.Turn {
+	t.Helper()
+	all := turns(m)
+	if len(all) == 0 {
+		t.Fatalf("the model received no conversation turn (%d requests)", len(m.Exchanges()))
+	}
+	return all[0]
+}
+
 // turns are the conversation turns the model received.
 func turns(m *scripted.Server) []*scripted.Turn {
 	var out []*scripted.Turn

@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -126,6 +127,8 @@ func openaiTurn(req *openaiRequest, body []byte) *Turn {
 			texts := openaiTexts(it.Output)
 			r := Result{Name: names[it.CallID], Contents: texts, Text: strings.Join(texts, "\n")}
 			t.add(Part{Role: "tool", Tool: r.Name, Text: r.Text}, isNew, &r)
+		case "additional_tools":
+			t.addTools(it.Tools)
 		case "tool_search_output":
 			t.addTools(it.Tools)
 			r := Result{Name: codexToolSearch}
@@ -149,9 +152,10 @@ func codexLoad(t *Turn, r Reply) (Reply, bool) {
 }
 
 // isMainTurn tells a turn of the conversation from a side call (Codex
-// asks for summaries and titles without tools).
+// asks for summaries and titles without tools). Models in Codex's "code
+// mode" get their tools in an additional_tools input item instead.
 func (req *openaiRequest) isMainTurn() bool {
-	return req.Stream && len(req.Tools) > 0
+	return req.Stream && (len(req.Tools) > 0 || bytes.Contains(req.Input, []byte(`"type":"additional_tools"`)))
 }
 
 func (s *Server) openaiResponses(w http.ResponseWriter, r *request) Exchange {

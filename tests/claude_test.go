@@ -311,7 +311,11 @@ func TestClaudeStopBlocksOnlyWhenAPeerWaits(t *testing.T) {
 	w.mustCall(gw, "chat_read", map[string]any{}, nil)
 	w.mustCall(gw, "chat_resolve", map[string]any{"item": "tls"}, nil)
 
-	model := startModel(t) // no steps: the model ends every turn at once
+	var ends []scripted.Step // every turn ends at once; what counts is how many come
+	for i := range 6 {
+		ends = append(ends, scripted.End(fmt.Sprintf("turn %d", i+1)))
+	}
+	model := startModel(t, ends...)
 	s := c.start(t, gw, model)
 	s.prompt(t, "prompt-1: only a prune-ok waits")
 	w.mustCall(dash, "chat_say", map[string]any{"text": "the radio build is green"}, nil)

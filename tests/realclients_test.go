@@ -101,7 +101,9 @@ func gitRepo(t *testing.T, w *world, name string) string {
 }
 
 // startModel starts a scripted model that ends with the test; the test
-// fails on anything that went wrong on the model's side.
+// fails on anything that went wrong on the model's side. With
+// MCPP_CHAT_E2E_DUMP=DIR every request it got is kept as a file in
+// DIR/<test name>/ (docs/hooks.md shows what to look for).
 func startModel(t *testing.T, steps ...scripted.Step) *scripted.Server {
 	t.Helper()
 	m, err := scripted.Start(scripted.Limits{Lifetime: modelLifetime}, steps...)
@@ -113,8 +115,27 @@ func startModel(t *testing.T, steps ...scripted.Step) *scripted.Server {
 		if err := m.Err(); err != nil {
 			t.Error(err)
 		}
+		if dir := os.Getenv("MCPP_CHAT_E2E_DUMP"); dir != "" {
+			dumpRequests(t, filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")), m)
+		}
 	})
 	return m
+}
+
+// dumpRequests writes each request body m got into dir, numbered on from
+// the files there (a test may run several models).
+func dumpRequests(t *testing.T, dir string, m *scripted.Server) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Error(err)
+		return
+	}
+	have, _ := os.ReadDir(dir)
+	for i, e := range m.Exchanges() {
+		name := fmt.Sprintf("%03d-%s-%s.json", len(have)+i+1, e.Kind, filepath.Base(e.Path))
+		if err := os.WriteFile(filepath.Join(dir, name), e.Body, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // cliProcess is a CLI started by a test: its own process group, so that

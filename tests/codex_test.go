@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,40 @@ func TestCodexOffersTheServerAndReturnsBothContents(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(contents[len(contents)-1]), &who); err != nil || who.Me != "mesh-gw" || who.About == nil || *who.About != "the gateway" {
 		t.Errorf("the last content is not the result JSON of mesh-gw (%v): %q", err, contents[len(contents)-1])
+	}
+}
+
+// Codex shows the model no MCP tool until its tool_search finds it (8
+// results at most, ranked over names and descriptions): searching the
+// words of a tool's name must find that tool.
+func TestCodexFindsEachToolByTheWordsOfItsName(t *testing.T) {
+	w := newWorld(t)
+	c := newCodex(t, w)
+	gw := gitRepo(t, w, "mesh-gw")
+	tools, _ := serverFacts(t, w, gw)
+	var steps []scripted.Step
+	queries := make([]string, len(tools))
+	for i, tool := range tools {
+		queries[i] = strings.ReplaceAll(strings.TrimPrefix(tool, "chat_"), "_", " ")
+		steps = append(steps, scripted.Do(scripted.Builtin("tool_search", map[string]any{"query": queries[i]})))
+	}
+	model := c.session(t, gw, "find the chat tools", append(steps, scripted.End("done"))...)
+
+	var found [][]string // what each search returned, in order
+	for _, turn := range turns(model) {
+		for _, r := range turn.Results {
+			if r.Name == "tool_search" {
+				found = append(found, r.Contents)
+			}
+		}
+	}
+	if len(found) != len(tools) {
+		t.Fatalf("%d searches came back, want %d", len(found), len(tools))
+	}
+	for i, tool := range tools {
+		if !slices.Contains(found[i], scripted.CodexName("chat", tool)) {
+			t.Errorf("tool_search %q does not find %s; it finds %q", queries[i], tool, found[i])
+		}
 	}
 }
 

@@ -72,6 +72,14 @@ func openaiTexts(raw json.RawMessage) []string {
 	return out
 }
 
+// toolNames are the names of tools, namespaced ones as namespace.name:
+// what a tool search found.
+func toolNames(tools []openaiTool) []string {
+	var t Turn
+	t.addTools(tools)
+	return t.Tools
+}
+
 // addTools lists tools under their Codex names (namespaced ones as
 // namespace.name).
 func (t *Turn) addTools(tools []openaiTool) {
@@ -131,8 +139,9 @@ func openaiTurn(req *openaiRequest, body []byte) *Turn {
 			t.addTools(it.Tools)
 		case "tool_search_output":
 			t.addTools(it.Tools)
-			r := Result{Name: codexToolSearch}
-			t.add(Part{Role: "tool", Tool: r.Name}, isNew, &r)
+			found := toolNames(it.Tools)
+			r := Result{Name: codexToolSearch, Contents: found, Text: strings.Join(found, "\n")}
+			t.add(Part{Role: "tool", Tool: r.Name, Text: r.Text}, isNew, &r)
 		}
 	}
 	return t

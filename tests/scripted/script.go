@@ -87,7 +87,7 @@ type Part struct {
 // Result is one tool's result as the model receives it.
 type Result struct {
 	Name     string   // the tool as the CLI names it
-	Contents []string // its text parts, in order
+	Contents []string // its text parts, in order; for Codex's tool_search, the tools it found
 	Text     string   // the text parts joined by "\n"
 	IsError  bool
 }

@@ -32,6 +32,9 @@ type claudeCode struct {
 func newClaude(t *testing.T, w *world) *claudeCode {
 	t.Helper()
 	c := &claudeCode{w: w, bin: realClient(t, "claude"), settings: filepath.Join(w.dir, "claude-settings.json")}
+	// Claude Code starts background hooks (the wake waiter) in a session
+	// of their own, out of reach of its process group: they go last.
+	t.Cleanup(func() { killOurs(w) })
 	// Skips the first-run screens, which otherwise check the network.
 	writeFile(t, filepath.Join(w.home, ".claude.json"), `{"hasCompletedOnboarding": true, "theme": "dark"}`)
 

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,7 +178,6 @@ func (x *terminal) awaitGone(t *testing.T, after string) {
 func (c *claudeCode) interactive(t *testing.T, dir string, model *scripted.Server) *terminal {
 	t.Helper()
 	x := newTerminal(t, dir, c.env(model.URL), c.bin, "--settings", c.settings, "--allowedTools", "mcp__chat__*")
-	t.Cleanup(func() { killOurs(c.w) })
 	x.awaitScreen(t, "Yes, I trust this folder") // the default is "No, exit"
 	x.choose(t, "Down", "Yes, I trust this folder")
 	x.awaitScreen(t, "Do you want to use this API key?") // the default is "No"
@@ -213,15 +211,6 @@ func awaitWaiter(t *testing.T, w *world, not string) string {
 			t.Fatalf("no Stop --wait waiter runs (ours: %q)", ourProcesses(w))
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// killOurs kills what of ours a test leaves behind.
-func killOurs(w *world) {
-	for _, p := range ourProcesses(w) {
-		var pid int
-		fmt.Sscan(p, &pid)
-		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -28,6 +28,7 @@ type codex struct {
 // TestCodexSetupSnippetWorksAsPrinted checks what `setup codex` prints.
 func newCodex(t *testing.T, w *world) *codex {
 	t.Helper()
+	t.Cleanup(func() { killOurs(w) })
 	return &codex{w: w, bin: realClient(t, "codex"), server: "[mcp_servers.chat]\n" +
 		"command = " + tomlString(chatBin) + "\n" +
 		`args = ["serve"]` + "\n" +
@@ -54,6 +55,11 @@ func (c *codex) configure(t *testing.T, url string) {
 	// gpt-5.5 calls them directly, after tool_search.
 	writeFile(t, filepath.Join(dir, "config.toml"), `model = "gpt-5.5"
 model_provider = "scripted"
+# Nothing leaves the machine: no update check, no analytics.
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
 
 [model_providers.scripted]
 name = "scripted model"

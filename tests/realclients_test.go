@@ -375,6 +375,15 @@ func ourProcesses(w *world) []string {
 	return found
 }
 
+// killOurs kills what of ours a test leaves behind.
+func killOurs(w *world) {
+	for _, p := range ourProcesses(w) {
+		var pid int
+		fmt.Sscan(p, &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // awaitNoneOfOurs waits (bounded) until none of our processes of the
 // world runs, and fails naming those that stay; they are killed then.
 func awaitNoneOfOurs(t *testing.T, w *world, after string) {

@@ -227,35 +227,43 @@ func interactiveWorld(t *testing.T) (w *world, c *claudeCode, gw, dash string) {
 
 // An idle session is woken by a peer's ask, without a keystroke, and the
 // wake is armed again for the next one; /exit leaves nothing running.
+// Each wake is told once (Claude Code runs UserPromptSubmit for the wake
+// too), and the person at the terminal reads on one line who waits and
+// for what.
 func TestClaudeInteractiveWakesAnIdleSession(t *testing.T) {
 	w, c, gw, dash := interactiveWorld(t)
-	answer := func(slug string) []scripted.Step {
-		return []scripted.Step{
-			scripted.Do(scripted.MCP("chat", "chat_read", map[string]any{})),
-			scripted.Do(scripted.MCP("chat", "chat_reply", map[string]any{"item": slug, "text": "looked at " + slug})),
-			scripted.End("answered " + slug),
-		}
-	}
-	steps := append([]scripted.Step{scripted.End("waiting for peers")}, answer("enum")...)
-	model := startModel(t, append(steps, answer("tls")...)...)
+	model := startModel(t,
+		scripted.End("waiting for peers"),
+		// The first wake ends at once, so that the terminal holds only
+		// what Claude Code shows of the wake; the second is answered.
+		scripted.End("noted"),
+		scripted.Do(scripted.MCP("chat", "chat_read", map[string]any{})),
+		scripted.Do(scripted.MCP("chat", "chat_reply", map[string]any{"item": "tls", "text": "looked at tls"})),
+		scripted.End("answered tls"))
 	x := c.interactive(t, gw, model)
 	x.prompt(t, model, "prompt-1: wait for peers")
 	waiter := awaitWaiter(t, w, "")
 
-	for _, ask := range []struct{ slug, title string }{{"enum", "Is the enum closed?"}, {"tls", "Can we move to TLS 1.3?"}} {
+	for i, ask := range []struct{ slug, title string }{{"enum", "Is the enum closed?"}, {"tls", "Can we move to TLS 1.3?"}} {
 		w.mustCall(dash, "chat_ask", map[string]any{"title": ask.title, "body": "Please look.", "slug": ask.slug}, nil)
-		awaitTurn(t, model, "a wake for "+ask.slug, func(turn *scripted.Turn) bool {
+		wake := awaitTurn(t, model, "a wake for "+ask.slug, func(turn *scripted.Turn) bool {
 			return turn.NewContains(stopReason) && turn.NewContains(ask.title)
 		})
+		if p := partWith(wake.New, "system", promptContext); p != nil && strings.Contains(p.Text, ask.title) {
+			t.Errorf("the wake for %s was told twice: UserPromptSubmit context repeats it:\n%s", ask.slug, describe(wake.New))
+		}
+		if i == 0 && !x.shows(10*time.Second, func(screen string) bool { return lineWith(screen, "node-dash", ask.title) }) {
+			t.Errorf("after the wake, no line on the terminal names node-dash and %q:\n%s", ask.title, x.screen())
+		}
 		// Armed again: a new waiter, once the woken turn has ended.
 		waiter = awaitWaiter(t, w, waiter)
 	}
 	var replies struct {
-		Messages []struct{ From, Kind string }
+		Messages []struct{ From, Body string }
 	}
 	w.mustCall(dash, "chat_read", map[string]any{}, &replies)
-	if n := len(replies.Messages); n < 2 || replies.Messages[n-1].From != "mesh-gw" {
-		t.Errorf("node-dash did not get mesh-gw's replies: %+v", replies.Messages)
+	if n := len(replies.Messages); n == 0 || replies.Messages[n-1].From != "mesh-gw" || replies.Messages[n-1].Body != "looked at tls" {
+		t.Errorf("node-dash did not get mesh-gw's reply: %+v", replies.Messages)
 	}
 
 	x.awaitIdle(t)
@@ -264,6 +272,20 @@ func TestClaudeInteractiveWakesAnIdleSession(t *testing.T) {
 	x.keys(t, "Enter")
 	x.awaitGone(t, "/exit")
 	awaitNoneOfOurs(t, w, "/exit")
+}
+
+// lineWith reports whether one line of screen holds every word.
+func lineWith(screen string, words ...string) bool {
+	for _, line := range strings.Split(screen, "\n") {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(line, w)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // However the session ends — Ctrl-C twice, the terminal closed, Claude

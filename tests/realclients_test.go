@@ -174,8 +174,8 @@ func startCLI(t *testing.T, dir string, env []string, stdin io.Reader, argv ...s
 		// goes with it.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(argv[0]), tail(p.stderr.String(), 4000))
+		if stderr := strings.TrimSpace(p.stderr.String()); t.Failed() && stderr != "" {
+			t.Logf("%s stderr:\n%s", filepath.Base(argv[0]), tail(stderr, 4000))
 		}
 	})
 	return p

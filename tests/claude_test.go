@@ -581,7 +581,7 @@ func readWhileMore(limit int) scripted.Step {
 	}
 }
 
-// The experimental wake entry `setup hooks` prints must not keep a
+// The experimental wake entry `setup hooks --wake` prints must not keep a
 // non-interactive run alive: `claude -p` waits for background hooks. The
 // bound only tells "ends" from "hangs" (a waiter runs up to an hour).
 const printRunEnd = 30 * time.Second
@@ -608,7 +608,7 @@ func TestClaudePrintRunEndsWithTheWakeHookInstalled(t *testing.T) {
 }
 
 // addWakeHook adds the experimental asyncRewake Stop entry, as `setup
-// hooks` prints it, to the settings file.
+// hooks --wake` prints it, to the settings file (--write leaves it out).
 func addWakeHook(t *testing.T, w *world, settings string) {
 	t.Helper()
 	entry := wakeEntry(t, w)
@@ -631,33 +631,26 @@ func addWakeHook(t *testing.T, w *world, settings string) {
 	writeFile(t, settings, string(mustJSON(t, s)))
 }
 
-// wakeEntry is the Stop group holding the asyncRewake hook in what
-// `mcpp-chat setup hooks` prints: in a block of JSON, or on a line of its
-// own (commented out or not).
+// wakeEntry is the Stop group holding the asyncRewake hook in the
+// settings `mcpp-chat setup hooks --wake` prints.
 func wakeEntry(t *testing.T, w *world) map[string]any {
 	t.Helper()
-	out, errs, code := w.run("setup", "hooks")
+	out, errs, code := w.run("setup", "hooks", "--wake")
 	if code != 0 {
-		t.Fatalf("mcpp-chat setup hooks: exit %d\n%s%s", code, out, errs)
+		t.Fatalf("mcpp-chat setup hooks --wake: exit %d\n%s%s", code, out, errs)
 	}
-	var whole struct {
+	var printed struct {
 		Hooks map[string][]map[string]any `json:"hooks"`
 	}
-	if json.Unmarshal([]byte(out), &whole) == nil {
-		for _, group := range whole.Hooks["Stop"] {
-			if bytes.Contains(mustJSON(t, group), []byte(`"asyncRewake":true`)) {
-				return group
-			}
-		}
+	if err := json.Unmarshal([]byte(out), &printed); err != nil {
+		t.Fatalf("mcpp-chat setup hooks --wake printed no settings JSON (%v):\n%s", err, out)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
-		var group map[string]any
-		if strings.Contains(line, "asyncRewake") && json.Unmarshal([]byte(line), &group) == nil {
+	for _, group := range printed.Hooks["Stop"] {
+		if bytes.Contains(mustJSON(t, group), []byte(`"asyncRewake":true`)) {
 			return group
 		}
 	}
-	t.Fatalf("mcpp-chat setup hooks printed no asyncRewake entry:\n%s", out)
+	t.Fatalf("mcpp-chat setup hooks --wake printed no asyncRewake entry:\n%s", out)
 	return nil
 }
 

@@ -22,10 +22,11 @@ type codex struct {
 	server string
 }
 
-// newCodex installs Codex for the world with our server registered so
-// that it works today: the calls approved and the database in the
-// table's env (Codex passes a server only a few variables).
-// TestCodexSetupSnippetWorksAsPrinted checks what `setup codex` prints.
+// newCodex installs Codex for the world with our server in a table of
+// the tests' own: the calls approved, the database in the table's env
+// (Codex passes a server only a few variables). What `setup codex`
+// prints is TestCodexSetupSnippetWorksAsPrinted's, so that a broken
+// snippet fails that test alone.
 func newCodex(t *testing.T, w *world) *codex {
 	t.Helper()
 	t.Cleanup(func() { killOurs(w) })

@@ -10,17 +10,25 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X "github.com/mcpp/mcpp-chat/intern
 # the C library starts ~4 ms slower — the hook runs on every prompt.
 export CGO_ENABLED = 0
 
-.PHONY: build test race bench check clean install
+# The real clients the end-to-end tests drive (tests/claude_test.go,
+# codex_test.go), pinned to the versions docs/hooks.md was checked against.
+CLAUDE_CODE_VERSION ?= 2.1.332
+CODEX_VERSION       ?= 0.171.0
+E2E_DIR             := .cache/e2e
+
+.PHONY: build test race bench check clean install e2e-clients
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat-hook ./cmd/mcpp-chat-hook
 
-# Everything: vet, the Go tests (unit and end-to-end against the built binaries),
-# then the mcpp host test (skipped, with a line saying so, without PyYAML).
+# Everything: vet, the Go tests (unit and end-to-end against the built binaries;
+# with the real Claude Code and Codex CLIs when `make e2e-clients` installed
+# them, a few minutes more), then the mcpp host test (skipped, with a line
+# saying so, without PyYAML).
 test: build
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || echo "make test: skipping the mcpp host test (tests/test_mcpp_host.py): $(PYTHON) has no PyYAML — install python3-yaml or run pip install pyyaml"
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
 
@@ -53,6 +61,16 @@ install: build
 	else \
 	  bin/mcpp-chat setup; \
 	fi
+
+# Installs the pinned Claude Code and Codex CLIs with npm into .cache/e2e
+# (git-ignored); the tests find them there, or where MCPP_CHAT_E2E_BIN says.
+e2e-clients:
+	mkdir -p $(E2E_DIR)
+	cd $(E2E_DIR) && { [ -f package.json ] || npm init -y >/dev/null; } && \
+	  npm install --no-audit --no-fund --loglevel=error --save-exact \
+	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	$(E2E_DIR)/node_modules/.bin/claude --version
+	$(E2E_DIR)/node_modules/.bin/codex --version
 
 check:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "run gofmt -w ."; exit 1; }

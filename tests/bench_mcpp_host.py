@@ -5,6 +5,7 @@ does) on a database with realistic content. Not a test: run it by hand.
     python3 tests/bench_mcpp_host.py                  # 3 runs of 300 calls each
     python3 tests/bench_mcpp_host.py --runs 1 -n 100
     python3 tests/bench_mcpp_host.py --bridge OTHER/mcpptool.py   # another bridge, same binary
+    python3 tests/bench_mcpp_host.py --worker-only    # the worker alone: raw pipes, no bridge
 
 Each run seeds a fresh database in a temporary folder (never HOME): three
 repositories, two channels, 300 messages, 30 live items (10 open, 10
@@ -13,9 +14,11 @@ times node-dash's calls, p50 and p95 in milliseconds, each from execute()
 to the host's two text contents. Needs bin/mcpp-chat (make build).
 """
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,6 +99,35 @@ class Run:
         return [m["seq"] for m in live["messages"]]
 
 
+class Workers:
+    """The calls without the bridge: a raw client of one `call --stream`
+    worker per workspace (write a line, read a line), to tell the worker's
+    share of a call from the bridge's."""
+
+    def __init__(self, ws):
+        self.ws, self.procs = ws, {}
+
+    def call(self, who, tool, args=None):
+        if who not in self.procs:
+            proc = subprocess.Popen([os.path.join(ROOT, "bin", "mcpp-chat"), "call", "--stream",
+                                     "--workspace", self.ws[who]],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            proc.stdout.readline()  # {"ready": true}
+            self.procs[who] = proc
+        proc = self.procs[who]
+        proc.stdin.write((json.dumps({"id": 1, "tool": tool, "arguments": args or {}}) + "\n").encode())
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        if not reply.get("success"):
+            raise SystemExit(f"{who} {tool} {args}: {reply}")
+        return reply["result"]
+
+    def close(self):
+        for proc in self.procs.values():
+            proc.stdin.close()
+            proc.wait()
+
+
 def timed(fn, n, before=None):
     """fn's time in ms over n calls (before runs untimed ahead of each)."""
     times = []
@@ -113,7 +145,7 @@ def p(times, q):
     return times[min(len(times) - 1, int(q * len(times)))]
 
 
-def one_run(module, n):
+def one_run(module, n, worker_only=False):
     tmp = tempfile.mkdtemp(prefix="mcpp-bench-")
     saved = dict(os.environ)
     try:
@@ -122,9 +154,13 @@ def one_run(module, n):
         seqs = run.seed()
         getattr(run.host.bridge, "_close_all", lambda: None)()
         run.host = host = Host(module or ROOT)  # a host that starts with the database in place
+        if worker_only:
+            workers = Workers(run.ws)
+            run.call = workers.call
         start = time.perf_counter()
         run.call("node-dash", "chat_whoami")
         first = (time.perf_counter() - start) * 1000
+
         def d(tool, args=None):  # node-dash's call
             return lambda: run.call("node-dash", tool, args)
 
@@ -153,6 +189,8 @@ def one_run(module, n):
             timed(fn, max(5, n // 10), before)  # warm-up
             results[name] = timed(fn, n, before)
         getattr(host.bridge, "_close_all", lambda: None)()
+        if worker_only:
+            workers.close()
         return results
     finally:
         os.environ.clear()
@@ -165,13 +203,15 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("-n", type=int, default=300, help="timed calls per case and run")
     ap.add_argument("--bridge", help="time this mcpptool.py instead of the checkout's")
+    ap.add_argument("--worker-only", action="store_true",
+                    help="time the worker over raw pipes, without the bridge and the host")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="mcpp-bench-module-")
     try:
         module = module_with(args.bridge, tmp) if args.bridge else None
         runs = []
         for i in range(args.runs):
-            runs.append(one_run(module, args.n))
+            runs.append(one_run(module, args.n, args.worker_only))
             print(f"run {i + 1}: " + "; ".join(f"{k} {p(v, .5):.2f}/{p(v, .95):.2f}"
                                                 for k, v in runs[-1].items()), file=sys.stderr)
     finally:

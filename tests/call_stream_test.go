@@ -146,7 +146,7 @@ func TestCallStreamAnswersEachLineWithItsID(t *testing.T) {
 }
 
 // A chat_wait holds up no call sent after it; at the end of stdin the
-// worker still answers it, then exits.
+// worker answers it at once, then exits.
 func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 	w := newWorld(t)
 	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
@@ -154,16 +154,24 @@ func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
 	s := startStream(t, w, gw)
 	s.next() // ready
-	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 2}}`, `{"id": 2, "tool": "chat_whoami"}`)
+	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`, `{"id": 2, "tool": "chat_whoami"}`)
 	if r := s.next(); r.ID != float64(2) {
 		t.Fatalf("first answer %v, want the whoami's (2): the wait held it up", r.ID)
 	}
+	time.Sleep(200 * time.Millisecond) // the wait has started
+	start := time.Now()
 	s.stdin.Close()
-	if r := s.next(); r.ID != float64(1) || !r.Success {
-		t.Fatalf("after EOF: %+v, want the wait's answer", r)
+	var waited struct {
+		Arrived bool `json:"arrived"`
+	}
+	if r := s.next(); r.ID != float64(1) || !r.Success || json.Unmarshal(r.Result, &waited) != nil || waited.Arrived {
+		t.Fatalf("after EOF: %+v, want the wait's answer, nothing arrived", r)
 	}
 	if err := s.exited(10 * time.Second); err != nil {
 		t.Fatalf("exit: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the worker waited out the chat_wait after EOF (%v)", took)
 	}
 }
 

@@ -414,11 +414,11 @@ HOST_SCRIPT = """
 import json, os, sys, threading, time
 sys.path.insert(0, {tests!r})
 from test_mcpp_host import Host
-host = Host({root!r})
-a, b, mode, report = sys.argv[1:5]
+module, a, b, mode, report = sys.argv[1:6]
+host = Host(module)
 host.call(a, "chat_whoami")
 host.call(b, "chat_whoami")
-if mode == "exit":  # a chat_wait in flight when the host exits
+if module == {root!r}:  # a chat_wait in flight when the host goes
     host.call(a, "chat_channel_new", {{"name": "ab", "parties": [os.path.basename(b)]}})
     threading.Thread(target=host.call, args=(a, "chat_wait", {{"seconds": 20}}), daemon=True).start()
     time.sleep(0.5)
@@ -429,18 +429,28 @@ if mode == "kill":
     time.sleep(60)  # until the test kills it
 """
 
+# A worker that answers every call but stays 30 s after its input ends.
+LINGERING_WORKER = """
+    import json, sys, time
+    print('{"ready": true}', flush=True)
+    for line in sys.stdin:
+        reply = {"id": json.loads(line)["id"], "success": True, "result": {}, "display": "ok"}
+        print(json.dumps(reply), flush=True)
+    time.sleep(30)
+"""
+
 
 class HostExitTest(Isolated):
     """No worker outlives the host that started it."""
 
-    def run_host(self, mode):
+    def run_host(self, mode, module=ROOT):
         _, a = self.repo("alpha")
         _, b = self.repo("beta")
         script = os.path.join(self.tmp, "host.py")
         with open(script, "w") as f:
             f.write(HOST_SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)), root=ROOT))
         report = os.path.join(self.tmp, "pids.json")
-        host = subprocess.Popen([sys.executable, script, a, b, mode, report])
+        host = subprocess.Popen([sys.executable, script, module, a, b, mode, report])
         self.addCleanup(lambda: host.poll() is None and (host.kill(), host.wait()))
         self.assertTrue(wait_until(lambda: os.path.exists(report) or host.poll() is not None, 30))
         with open(report) as f:
@@ -449,18 +459,28 @@ class HostExitTest(Isolated):
         self.assertEqual(len(pids), 2)
         return host, pids
 
-    def test_normal_exit_with_a_call_in_flight(self):
-        host, pids = self.run_host("exit")
-        self.assertEqual(host.wait(15), 0)
+    def assertGone(self, pids):
         self.assertTrue(wait_until(lambda: not any(alive(p) for p in pids), 5),
                         f"workers {[p for p in pids if alive(p)]} outlived the host")
 
-    def test_killed_host(self):
+    def test_exit_with_a_wait_in_flight(self):
+        host, pids = self.run_host("exit")
+        self.assertEqual(host.wait(15), 0)
+        self.assertGone(pids)
+
+    def test_killed_host_with_a_wait_in_flight(self):
+        # No atexit runs: each worker sees its stdin end, answers the wait at once and exits.
         host, pids = self.run_host("kill")
         host.kill()
         host.wait(5)
-        self.assertTrue(wait_until(lambda: not any(alive(p) for p in pids), 5),
-                        f"workers {[p for p in pids if alive(p)]} outlived the host")
+        self.assertGone(pids)
+
+    def test_exit_kills_a_worker_that_stays(self):
+        module = fake_module(os.path.join(self.tmp, "fake"), LINGERING_WORKER)
+        os.symlink(os.path.join(ROOT, "module.yaml"), os.path.join(module, "tool.yaml"))
+        host, pids = self.run_host("exit", module)
+        self.assertEqual(host.wait(15), 0)
+        self.assertGone(pids)
 
 
 class AnswerBudgetTest(Isolated):

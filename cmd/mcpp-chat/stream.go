@@ -34,8 +34,9 @@ type streamReply struct {
 // read from stdin, one JSON object a line ({"id", "tool", "arguments"}),
 // each in its own goroutine so that a chat_wait holds up no other call,
 // and answers each as `call` does, with its id, in the order they finish.
-// At the end of stdin it answers every call it read, then exits; SIGTERM
-// or SIGINT ends the calls still running (their answers are still written).
+// At the end of stdin it answers every call it read (a chat_wait at once,
+// with the inbox as it is), then exits; SIGTERM or SIGINT ends the calls
+// still running (their answers are still written).
 func callStream(ctx context.Context, workspace string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &replyWriter{enc: json.NewEncoder(stdout)}
 	out.enc.SetEscapeHTML(false)
@@ -52,6 +53,8 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 		return exitError
 	}
 	defer svc.DB.Close()
+	stopWaiting := make(chan struct{})
+	svc.StopWaiting = stopWaiting
 	out.write(struct {
 		Ready bool `json:"ready"`
 	}{true})
@@ -65,6 +68,7 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 			return exitOK // the calls running end with ctx; their answers are still written
 		case line, ok := <-lines:
 			if !ok {
+				close(stopWaiting) // the client sends nothing more: a chat_wait answers now
 				if err := <-readErr; err != nil {
 					fmt.Fprintf(stderr, "mcpp-chat call --stream: stdin: %v — send one request a line, each under %d MiB\n", err, tools.MaxLineBytes>>20)
 					return exitError

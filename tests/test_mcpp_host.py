@@ -1,17 +1,24 @@
 """Plays the mcpp host: loads tool.yaml and mcpptool.py the way an mcpp host
-does and runs the worked example through execute() across two repositories.
+does and runs the worked example through execute() across two repositories;
+then the bridge's kept-alive workers: one per workspace, replaced when killed,
+gone when the host exits, bounded by MCPP_TIMEOUT_SECONDS, never an exception.
 
 Needs bin/mcpp-chat (`make test` builds it first). Every run uses its own
-temporary database, home and repositories.
+temporary database, home and repositories. Every process a test starts is
+bounded in time and stops by itself.
 """
 import ast
 import importlib.util
 import json
 import os
 import shutil
+import signal
 import stat
+import subprocess
 import sys
 import tempfile
+import textwrap
+import threading
 import time
 import unittest
 
@@ -34,6 +41,71 @@ def load_bridge(module_dir, name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def alive(pid):
+    """Whether pid is a running process (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+
+def reaped(pid):
+    """Whether pid is gone, its exit collected (a Go process killed by a
+    signal shows as a zombie while its other threads still hold its pipes)."""
+    try:
+        os.kill(pid, 0)
+        return False
+    except ProcessLookupError:
+        return True
+
+
+def wait_until(predicate, seconds):
+    end = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def worker_pids(bridge):
+    """The bridge's worker process per workspace."""
+    return {ws: w.proc.pid for ws, w in bridge._workers.items()}
+
+
+def in_thread(fn, *args):
+    """Runs fn in a daemon thread; returns the thread and a list that gets its
+    return value, or the exception it raised."""
+    out = []
+
+    def run():
+        try:
+            out.append(fn(*args))
+        except BaseException as e:  # the test reports it
+            out.append(e)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def fake_module(tmp, worker_source):
+    """A module folder whose bin/mcpp-chat is a Python script: the worker."""
+    os.makedirs(os.path.join(tmp, "bin"), exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "mcpptool.py"), tmp)
+    fake = os.path.join(tmp, "bin", "mcpp-chat")
+    with open(fake, "w") as f:
+        f.write(f"#!{sys.executable}\n" + textwrap.dedent(worker_source))
+    os.chmod(fake, os.stat(fake).st_mode | stat.S_IXUSR)
+    return tmp
 
 
 class Host:
@@ -86,6 +158,7 @@ class Isolated(unittest.TestCase):
             "XDG_CACHE_HOME": os.path.join(home, ".cache"),
         })
         self.host = Host(ROOT)
+        self.addCleanup(self.host.bridge._close_all)  # this test's workers, not the run's
 
     def repo(self, name, sub=""):
         path = os.path.join(self.tmp, "repos", name)
@@ -137,7 +210,8 @@ class ManifestTest(unittest.TestCase):
     def test_bridge_is_small_and_stdlib_only(self):
         with open(os.path.join(ROOT, "mcpptool.py"), encoding="utf-8") as f:
             source = f.read()
-        self.assertLessEqual(len(source.splitlines()), 80)
+        # Small enough to read in one sitting: the worker protocol lives in Go.
+        self.assertLessEqual(len(source.splitlines()), 360)
         tree = ast.parse(source)
         imported = set()
         for node in ast.walk(tree):
@@ -217,6 +291,196 @@ class WorkedExampleTest(Isolated):
         self.assertGreaterEqual(waited["waited_seconds"], 1.5)
         self.assertLess(waited["waited_seconds"], 5, "chat_wait ignored MCPP_TIMEOUT_SECONDS")
         self.assertLess(elapsed, 15)
+
+
+class KeptAliveTest(Isolated):
+    """One worker per workspace for the host's life, replaced when it dies."""
+
+    def test_one_worker_per_workspace_for_the_host_lifetime(self):
+        _, a = self.repo("alpha")
+        _, b = self.repo("beta")
+        for _ in range(3):
+            self.ok(a, "chat_whoami")
+            self.ok(b, "chat_whoami")
+        pids = worker_pids(self.host.bridge)
+        self.assertEqual(set(pids), {a, b})
+        self.assertNotEqual(pids[a], pids[b])
+        for _ in range(5):
+            self.ok(a, "chat_inbox")
+        self.assertEqual(worker_pids(self.host.bridge), pids, "a call started a new process")
+        self.assertTrue(all(alive(p) for p in pids.values()))
+
+    def test_killed_between_calls_is_replaced(self):
+        _, a = self.repo("alpha")
+        self.ok(a, "chat_whoami")
+        pid = worker_pids(self.host.bridge)[a]
+        os.kill(pid, signal.SIGKILL)
+        self.assertTrue(wait_until(lambda: reaped(pid), 5))  # the bridge noticed
+        self.assertEqual(self.ok(a, "chat_whoami")["me"], "alpha")
+        self.assertNotEqual(worker_pids(self.host.bridge)[a], pid)
+
+    def test_killed_during_a_wait_fails_with_retry_then_works(self):
+        _, a = self.repo("alpha")
+        _, b = self.repo("beta")
+        self.ok(b, "chat_whoami")
+        self.ok(a, "chat_channel_new", {"name": "ab", "parties": ["beta"]})
+        pid = worker_pids(self.host.bridge)[a]
+        t, out = in_thread(self.host.call, a, "chat_wait", {"seconds": 20})
+        self.assertTrue(wait_until(lambda: self.host.bridge._workers[a].pending, 5))
+        time.sleep(0.3)  # the worker has read the call and waits
+        os.kill(pid, signal.SIGKILL)
+        t.join(10)
+        self.assertFalse(t.is_alive(), "the call hung after its worker died")
+        reply, _ = out[0]  # an exception would not unpack
+        self.assertFalse(reply["success"])
+        self.assertIn("retry", reply["error"])
+        self.assertEqual(self.ok(a, "chat_whoami")["me"], "alpha")
+
+    def test_threads_share_a_worker_and_a_wait_holds_up_no_one(self):
+        _, a = self.repo("alpha")
+        _, b = self.repo("beta")
+        self.ok(b, "chat_whoami")
+        self.ok(a, "chat_channel_new", {"name": "ab", "parties": ["beta"]})
+        waiter, waited = in_thread(self.host.call, b, "chat_wait", {"seconds": 10})
+        self.assertTrue(wait_until(lambda: self.host.bridge._workers[b].pending, 5))
+        start = time.monotonic()
+        self.ok(b, "chat_whoami")
+        self.assertLess(time.monotonic() - start, 2, "a call waited for another's chat_wait")
+
+        def send(i):
+            got = []
+            for j in range(15):
+                said = self.host.call(a, "chat_say", {"text": f"t{i} m{j}"})[0]
+                nope = self.host.call(a, f"chat_nope_{i}_{j}")[0]
+                got.append((said["result"]["seq"], f"chat_nope_{i}_{j}" in nope["error"]))
+            return got
+        threads = [in_thread(send, i) for i in range(6)]
+        for t, _ in threads:
+            t.join(60)
+        results = [r for _, out in threads for r in out[0]]
+        self.assertEqual(len(results), 90)
+        self.assertEqual(len({seq for seq, _ in results}), 90, "two calls got one answer")
+        self.assertTrue(all(named for _, named in results), "an answer went to another call")
+        waiter.join(15)
+        self.assertTrue(waited[0][0]["result"]["arrived"])
+        bodies = []
+        while True:  # each read moves the cursor on
+            page = self.ok(b, "chat_read", {"channel": "ab", "limit": 40})
+            bodies += [m["body"] for m in page["messages"]]
+            if not page["more"]:
+                break
+        self.assertEqual(sorted(bodies), sorted(f"t{i} m{j}" for i in range(6) for j in range(15)))
+
+    def test_an_environment_change_starts_a_new_worker(self):
+        _, a = self.repo("alpha")
+        _, b = self.repo("beta")
+        self.ok(b, "chat_whoami")
+        self.assertEqual(len(self.ok(a, "chat_whoami")["known_parties"]), 2)
+        old = worker_pids(self.host.bridge)[a]
+        os.environ["MCPP_CHAT_DB"] = os.path.join(self.tmp, "other", "chat.db")
+        parties = [p["name"] for p in self.ok(a, "chat_whoami")["known_parties"]]
+        self.assertEqual(parties, ["alpha"], "the call went to the old database")
+        self.assertNotEqual(worker_pids(self.host.bridge)[a], old)
+        self.assertTrue(wait_until(lambda: not alive(old), 5), "the replaced worker did not exit")
+
+    def test_a_rebuilt_binary_starts_a_new_worker(self):
+        module = os.path.join(self.tmp, "checkout")
+        os.makedirs(os.path.join(module, "bin"))
+        shutil.copy(os.path.join(ROOT, "mcpptool.py"), module)
+        shutil.copy2(BINARY, os.path.join(module, "bin", "mcpp-chat"))
+        bridge = load_bridge(module, "mcpptool_rebuilt")
+        self.addCleanup(bridge._close_all)
+        _, a = self.repo("alpha")
+        self.assertTrue(bridge.execute("chat_whoami", {}, {"workspace_dir": a})["success"])
+        old = worker_pids(bridge)[a]
+        later = time.time() + 5
+        os.utime(os.path.join(module, "bin", "mcpp-chat"), (later, later))  # as `make build` would
+        self.assertTrue(bridge.execute("chat_whoami", {}, {"workspace_dir": a})["success"])
+        self.assertNotEqual(worker_pids(bridge)[a], old)
+
+    def test_a_database_that_does_not_open_is_a_failure_saying_so(self):
+        _, a = self.repo("alpha")
+        not_a_db = os.path.join(self.tmp, "not-a-db")
+        with open(not_a_db, "w") as f:
+            f.write("this is not a database\n" * 100)
+        os.environ["MCPP_CHAT_DB"] = not_a_db
+        reply, _ = self.host.call(a, "chat_whoami")
+        self.assertFalse(reply["success"])
+        self.assertIn(not_a_db, reply["error"])
+        self.assertNotIn("make build", reply["error"], "a build does not fix a database")
+
+
+HOST_SCRIPT = """
+import json, os, sys, threading, time
+sys.path.insert(0, {tests!r})
+from test_mcpp_host import Host
+module, a, b, mode, report = sys.argv[1:6]
+host = Host(module)
+host.call(a, "chat_whoami")
+host.call(b, "chat_whoami")
+if module == {root!r}:  # a chat_wait in flight when the host goes
+    host.call(a, "chat_channel_new", {{"name": "ab", "parties": [os.path.basename(b)]}})
+    threading.Thread(target=host.call, args=(a, "chat_wait", {{"seconds": 20}}), daemon=True).start()
+    time.sleep(0.5)
+with open(report + ".tmp", "w") as f:
+    json.dump([w.proc.pid for w in host.bridge._running], f)
+os.rename(report + ".tmp", report)
+if mode == "kill":
+    time.sleep(60)  # until the test kills it
+"""
+
+# A worker that answers every call but stays 30 s after its input ends.
+LINGERING_WORKER = """
+    import json, sys, time
+    print('{"ready": true}', flush=True)
+    for line in sys.stdin:
+        reply = {"id": json.loads(line)["id"], "success": True, "result": {}, "display": "ok"}
+        print(json.dumps(reply), flush=True)
+    time.sleep(30)
+"""
+
+
+class HostExitTest(Isolated):
+    """No worker outlives the host that started it."""
+
+    def run_host(self, mode, module=ROOT):
+        _, a = self.repo("alpha")
+        _, b = self.repo("beta")
+        script = os.path.join(self.tmp, "host.py")
+        with open(script, "w") as f:
+            f.write(HOST_SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)), root=ROOT))
+        report = os.path.join(self.tmp, "pids.json")
+        host = subprocess.Popen([sys.executable, script, module, a, b, mode, report])
+        self.addCleanup(lambda: host.poll() is None and (host.kill(), host.wait()))
+        self.assertTrue(wait_until(lambda: os.path.exists(report) or host.poll() is not None, 30))
+        with open(report) as f:
+            pids = json.load(f)
+        self.addCleanup(lambda: [os.kill(p, signal.SIGKILL) for p in pids if alive(p)])
+        self.assertEqual(len(pids), 2)
+        return host, pids
+
+    def assertGone(self, pids):
+        self.assertTrue(wait_until(lambda: not any(alive(p) for p in pids), 5),
+                        f"workers {[p for p in pids if alive(p)]} outlived the host")
+
+    def test_exit_with_a_wait_in_flight(self):
+        host, pids = self.run_host("exit")
+        self.assertEqual(host.wait(15), 0)
+        self.assertGone(pids)
+
+    def test_killed_host_with_a_wait_in_flight(self):
+        # No atexit runs: each worker sees its stdin end, answers the wait at once and exits.
+        host, pids = self.run_host("kill")
+        host.kill()
+        host.wait(5)
+        self.assertGone(pids)
+
+    def test_exit_kills_a_worker_that_stays(self):
+        module = fake_module(os.path.join(self.tmp, "fake"), LINGERING_WORKER)
+        os.symlink(os.path.join(ROOT, "module.yaml"), os.path.join(module, "tool.yaml"))
+        host, pids = self.run_host("exit", module)
+        self.assertEqual(host.wait(15), 0)
+        self.assertGone(pids)
 
 
 class AnswerBudgetTest(Isolated):
@@ -326,6 +590,60 @@ class BrokenInstallTest(unittest.TestCase):
         self.assertIn("panic: something broke", reply["error"])
         self.assertIn("make build", reply["error"])
         self.assertFalse(bridge.initialize()["success"])
+
+    def bridge_with(self, name, worker_source):
+        bridge = load_bridge(fake_module(self.dir, worker_source), name)
+        self.addCleanup(bridge._close_all)
+        return bridge
+
+    def test_honours_mcpp_timeout(self):
+        bridge = self.bridge_with("mcpptool_stuck", """
+            import sys, time
+            print('{"ready": true}', flush=True)
+            for line in sys.stdin:
+                time.sleep(30)  # never answers in time; gone by itself later
+        """)
+        saved = os.environ.get("MCPP_TIMEOUT_SECONDS")
+        self.addCleanup(lambda: os.environ.pop("MCPP_TIMEOUT_SECONDS") if saved is None
+                        else os.environ.update(MCPP_TIMEOUT_SECONDS=saved))
+        os.environ["MCPP_TIMEOUT_SECONDS"] = "2"
+        start = time.monotonic()
+        t, out = in_thread(bridge.execute, "chat_whoami", {}, {"workspace_dir": self.dir})
+        t.join(15)
+        self.assertFalse(t.is_alive(), "the call hung past MCPP_TIMEOUT_SECONDS")
+        self.assertGreater(time.monotonic() - start, 1.5)
+        self.assertFalse(out[0]["success"])
+        self.assertIn("within 2 s", out[0]["error"])
+        self.assertIn("retry", out[0]["error"])
+        pid = worker_pids(bridge)[self.dir]
+        self.assertTrue(wait_until(lambda: not alive(pid), 5), "the stuck worker was left running")
+
+    def test_crash_during_a_call(self):
+        bridge = self.bridge_with("mcpptool_crash_in_call", r"""
+            import sys
+            print('{"ready": true}', flush=True)
+            sys.stdin.readline()
+            print("panic: runtime error: boom\n\ngoroutine 1 [running]:\nmain.main()\n"
+                  "\t/src/main.go:12 +0x1d", file=sys.stderr, flush=True)
+            sys.exit(2)
+        """)
+        reply = bridge.execute("chat_whoami", {}, {"workspace_dir": self.dir})
+        self.assertFalse(reply["success"])
+        self.assertIn("panic: runtime error: boom", reply["error"])
+        self.assertIn("retry", reply["error"])
+
+    def test_garbage_answer(self):
+        bridge = self.bridge_with("mcpptool_garbage", """
+            import sys
+            print('{"ready": true}', flush=True)
+            sys.stdin.readline()
+            print("Segmentation fault (not JSON)", flush=True)
+            sys.stdin.read()
+        """)
+        reply = bridge.execute("chat_whoami", {}, {"workspace_dir": self.dir})
+        self.assertFalse(reply["success"])
+        self.assertIn("not a JSON object", reply["error"])
+        self.assertIn("make build", reply["error"])
 
     def test_unserialisable_arguments(self):
         bridge = load_bridge(self.dir, "mcpptool_args")

@@ -29,6 +29,9 @@ Usage:
   mcpp-chat serve                      MCP server over stdio (register it with your client)
   mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
                                        run one tool; prints {"success", "result", "display"}
+  mcpp-chat call [--workspace DIR] --stream
+                                       run calls read from stdin, one JSON line each, and
+                                       print each reply with its id (the mcpp bridge's worker)
   mcpp-chat watch [--mine] [--workspace DIR] [--exec CMD]
                                        print a line per change as it happens
   mcpp-chat doctor [--workspace DIR] [--settings FILE]

@@ -114,7 +114,7 @@ func channelList(ctx context.Context, s *Service, raw json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	ans := cutChannels(list.Channels, a.All, min(a.Skip, len(list.Channels)), s.budget())
+	ans := cutChannels(list.Channels, a.All, min(a.Skip, len(list.Channels)), s.listBudget())
 	return Result{Display: renderChannelList(ans), Value: ans}, nil
 }
 

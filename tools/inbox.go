@@ -23,7 +23,7 @@ func inbox(ctx context.Context, s *Service, raw json.RawMessage) (Result, error)
 		return Result{}, err
 	}
 	return s.sameAnswer("chat_inbox", raw, in.State, func() Result {
-		ans := cutInbox(in, a.Skip, func(a inboxAnswer) int { return sizeOf(renderInboxAnswer(a), a) }, s.budget())
+		ans := cutInbox(in, a.Skip, func(a inboxAnswer) int { return sizeOf(renderInboxAnswer(a), a) }, s.listBudget())
 		return Result{Display: renderInboxAnswer(ans), Value: ans}
 	})
 }
@@ -54,7 +54,7 @@ func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error
 		return Result{}, err
 	}
 	return s.sameAnswer("chat_whoami", raw, w.State, func() Result {
-		ans := cutWhoami(w, min(a.Skip, len(w.KnownParties)), s.budget())
+		ans := cutWhoami(w, min(a.Skip, len(w.KnownParties)), s.listBudget())
 		return Result{Display: renderWhoami(ans), Value: ans}
 	})
 }
@@ -223,7 +223,7 @@ func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) 
 				r := res
 				r.inboxAnswer = a
 				return sizeOf(renderWait(r, seconds), r)
-			}, s.budget())
+			}, s.listBudget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
 		if err := s.changed(until); err != nil {

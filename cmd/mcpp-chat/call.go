@@ -43,9 +43,9 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 		raw = rest[1]
 	}
 	if raw == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := readArgs(stdin)
 		if err != nil {
-			return reply(stdout, callReply{Error: fmt.Sprintf("cannot read the arguments from stdin: %v", err)}, exitUsage)
+			return reply(stdout, callReply{Error: err.Error()}, exitUsage)
 		}
 		raw = string(data)
 	}
@@ -69,6 +69,20 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return reply(stdout, callReply{Error: err.Error()}, exitError)
 	}
 	return reply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
+}
+
+// readArgs reads the arguments from stdin, at most tools.MaxLineBytes (a
+// request's limit over MCP too): stdin fed from /dev/zero must not take
+// all memory.
+func readArgs(stdin io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, tools.MaxLineBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the arguments from stdin: %v — pass them as ARGS_JSON instead", err)
+	}
+	if len(data) > tools.MaxLineBytes {
+		return nil, fmt.Errorf("the arguments on stdin are over %d MiB — send one JSON object of at most that size", tools.MaxLineBytes>>20)
+	}
+	return data, nil
 }
 
 func reply(w io.Writer, r callReply, code int) int {

@@ -95,12 +95,15 @@ func (c Config) validate() error {
 
 // Load reads the config file at path; a missing file means the defaults.
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil
 	}
+	if errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge) {
+		return Config{}, fmt.Errorf("config %w — point MCPP_CHAT_CONFIG at a YAML file, or remove it to use the defaults", err)
+	}
 	if err != nil {
-		return Config{}, fmt.Errorf("read config %s: %w", path, err)
+		return Config{}, fmt.Errorf("cannot read the config %s: %w — check its permissions, or point MCPP_CHAT_CONFIG elsewhere", path, err)
 	}
 	c, err := Parse(data)
 	if err != nil {

@@ -66,9 +66,9 @@ func Identify(start string, gitRoot bool) (Party, error) {
 
 func fromMarker(root string) (Party, error) {
 	path := filepath.Join(root, MarkerFile)
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxMarkerBytes)
 	if err != nil {
-		return Party{}, fmt.Errorf("read %s: %w", path, err)
+		return Party{}, fmt.Errorf("cannot read the party marker: %w — make %s a small YAML file (just `name: <party>`, or nothing) or remove it", err, MarkerFile)
 	}
 	var marker struct {
 		Name string `yaml:"name"`

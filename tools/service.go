@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // Service answers tool calls for one party on one database.
@@ -104,7 +105,7 @@ var ErrUnknownTool = errors.New("Unknown tool")
 func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
 	res, err := s.call(ctx, name, raw)
 	if err != nil {
-		return Result{}, capped(err)
+		return Result{}, shown(err)
 	}
 	return s.finish(res)
 }
@@ -126,18 +127,20 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 	return res, nil
 }
 
-// cappedError is an error whose sentence was too long for an answer (it
-// echoed a long argument); errors.Is and As still see the original.
-type cappedError struct{ err error }
+// shownError is an error as the client sees it: cleaned of escapes and
+// invisible characters (it may echo a peer's name or an argument) and cut
+// when too long (it may echo a long argument); errors.Is and As still see
+// the original.
+type shownError struct{ err error }
 
-func (e cappedError) Error() string { return capError(e.err.Error()) }
-func (e cappedError) Unwrap() error { return e.err }
+func (e shownError) Error() string { return capError(safe.Clean(e.err.Error())) }
+func (e shownError) Unwrap() error { return e.err }
 
-func capped(err error) error {
-	if len(err.Error()) <= maxErrorChars {
+func shown(err error) error {
+	if msg := err.Error(); len(msg) <= maxErrorChars && safe.Clean(msg) == msg {
 		return err
 	}
-	return cappedError{err}
+	return shownError{err}
 }
 
 func (s *Service) toolNames() []string {

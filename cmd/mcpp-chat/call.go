@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/text"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -86,6 +87,9 @@ func readArgs(stdin io.Reader) ([]byte, error) {
 }
 
 func reply(w io.Writer, r callReply, code int) int {
+	// An error may name a folder or a file from a repository, which a
+	// host may print to a terminal.
+	r.Error = text.Clean(r.Error)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 func doctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -39,7 +40,7 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
-	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", in.party.Root, in.party.Via)
+	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	code := exitOK
 	exe, hook := thisInstall()
 	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
@@ -69,9 +70,9 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "party:       unavailable: %v\n", err)
 		code = exitError
 	case !known:
-		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", name)
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(name))
 	default:
-		fmt.Fprintf(stdout, "party:       %s\n", name)
+		fmt.Fprintf(stdout, "party:       %s\n", text.Clean(name))
 	}
 	return code
 }

@@ -24,6 +24,7 @@ import (
 func TestWriteLockHeldByAnotherProcess(t *testing.T) {
 	w := newWorld(t)
 	gw, dash := w.serve(w.repo("mesh-gw")), w.serve(w.repo("node-dash"))
+	mustTool(t, dash, "chat_whoami", nil) // a party exists from its first call
 	mustTool(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}})
 	mustTool(t, gw, "chat_say", map[string]any{"text": "before the lock"})
 

@@ -22,6 +22,9 @@ type Service struct {
 	Paths    config.Paths
 	Me       store.Identity
 	Manifest Manifest
+	// PartyName is the name the instructions give: the one Me has on the
+	// chat, or will get at its first call; "" means Me.Name.
+	PartyName string
 	// Env reads MCPP_TIMEOUT_SECONDS for chat_wait's clamp.
 	Env config.Env
 	// Changed blocks until the database may have changed or ctx ends.

@@ -30,10 +30,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		return exitError
 	}
 	defer svc.DB.Close()
-	if name, err := svc.DB.Register(ctx, svc.Me); err == nil {
-		svc.Me.Name = name
+	// A party exists from its first tool call: a client that only starts
+	// the server (claude mcp list, a probe) must not make one. The
+	// instructions name it all the same, as it is or will be named.
+	if name, err := svc.DB.NameFor(ctx, svc.Me); err == nil {
+		svc.PartyName = name
 	} else {
-		log.Warn("could not register the party yet", "err", err)
+		log.Warn("could not look up the party's name", "err", err)
 	}
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded

@@ -389,10 +389,24 @@ func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, 
 		}
 		out = append(out, q)
 	}
-	if len(out) < 2 {
-		return nil, userErrorf("an item needs a consumer besides you and nobody else sits in '%s' — seat a peer with chat_channel_new or ask it to chat_channel_join", c.name)
+	switch {
+	case len(out) >= 2:
+		return out, nil
+	case len(named) > 0 && len(seated) > 1:
+		return nil, userErrorf("consumers names only you, and an item needs a consumer besides you — name a party seated in '%s' (%s), or leave consumers out to ask every one of them", c.name, quoteList(without(seated, author.name)))
 	}
-	return out, nil
+	return nil, userErrorf("an item needs a consumer besides you and nobody else sits in '%s' — seat a peer with chat_channel_new or ask it to chat_channel_join", c.name)
+}
+
+// without is list without name.
+func without(list []string, name string) []string {
+	var out []string
+	for _, x := range list {
+		if x != name {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {

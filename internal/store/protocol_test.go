@@ -236,8 +236,10 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 	}
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"node-dash~2"}})
 	refused(t, err, "does not sit in 'gw--dash'")
+	// Naming only yourself where others sit: say so, and who sits there.
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"mesh-gw"}})
-	refused(t, err, "needs a consumer besides you")
+	refused(t, err, "consumers names only you")
+	refused(t, err, "(node-dash, fw-core)")
 	ann, err := db.Ask(ctx, gw, AskArgs{Title: "freeze", Body: "No merges Friday.", Announce: true})
 	if err != nil || ann.Status != "done" || len(ann.AwaitingAckFrom) != 0 {
 		t.Fatalf("announce (done, so nobody acks it): %+v %v", ann, err)

@@ -56,3 +56,27 @@ func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
 		t.Fatalf("read %d bytes of stdin, want at most %d", in.n, tools.MaxLineBytes+1)
 	}
 }
+
+// Every command's --help prints its usage once, on stdout; a wrong flag
+// prints it once, on stderr.
+func TestHelpPrintsTheUsageOnce(t *testing.T) {
+	env := isolatedEnv(t)
+	getenv := func(k string) string { return env[k] }
+	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo"} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{cmd, "--help"}, getenv, strings.NewReader(""), &out, &errb); code != exitOK {
+			t.Errorf("%s --help: exit %d", cmd, code)
+		}
+		if n := strings.Count(out.String(), "Usage: mcpp-chat "+cmd); n != 1 || errb.Len() != 0 {
+			t.Errorf("%s --help: usage %d times on stdout, stderr %q", cmd, n, errb.String())
+		}
+		out.Reset()
+		errb.Reset()
+		if code := run(context.Background(), []string{cmd, "--no-such-flag"}, getenv, strings.NewReader(""), &out, &errb); code != exitUsage {
+			t.Errorf("%s --no-such-flag: exit %d", cmd, code)
+		}
+		if n := strings.Count(errb.String(), "Usage: mcpp-chat "+cmd); n != 1 || out.Len() != 0 {
+			t.Errorf("%s --no-such-flag: usage %d times on stderr, stdout %q", cmd, n, out.String())
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,16 +56,31 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 			code = exitError
 		}
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	// doctor only looks: it opens the database read-only, and a missing
+	// one (a mistyped MCPP_CHAT_DB) is reported, not created.
+	db, err := store.OpenReadOnly(ctx, in.paths.DB)
+	if errors.Is(err, store.ErrNoDatabase) {
+		fmt.Fprintf(stdout, "schema:      no database at %s yet — the first chat call creates it%s\n", in.paths.DB, mistypedHint(getenv))
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
+		return code
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)
-		fmt.Fprintf(stdout, "party:       %s (as it would be named)\n", in.party.Name)
+		fmt.Fprintf(stdout, "party:       %s (as it would be named)\n", text.Clean(in.party.Name))
 		return exitError
 	}
 	defer db.Close()
-	version, _ := db.Version(ctx)
+	version, err := db.Version(ctx)
+	if err != nil {
+		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)
+		return exitError
+	}
 	fmt.Fprintf(stdout, "schema:      version %d (this binary knows up to %d)\n", version, store.SchemaVersion())
-	name, known, err := db.PartyName(ctx, in.identity())
+	if version > store.SchemaVersion() {
+		fmt.Fprintf(stdout, "warning:     the database is newer than this mcpp-chat, which refuses to write it — upgrade mcpp-chat\n")
+		code = exitError
+	}
+	name, known, err := db.NameFor(ctx, in.identity())
 	switch {
 	case err != nil:
 		fmt.Fprintf(stdout, "party:       unavailable: %v\n", err)
@@ -98,6 +114,15 @@ func thisInstall() (exe, hook string) {
 		exe = real
 	}
 	return exe, filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")
+}
+
+// mistypedHint points at MCPP_CHAT_DB when it chose the path: a database
+// that is not there may be a typo.
+func mistypedHint(getenv func(string) string) string {
+	if getenv("MCPP_CHAT_DB") == "" {
+		return ""
+	}
+	return "; if you expected one there, check MCPP_CHAT_DB"
 }
 
 // readableByOthers reports a database file other users may read: every

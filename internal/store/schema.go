@@ -64,8 +64,13 @@ func SchemaVersion() int {
 	return len(p)
 }
 
+// rowQuerier is a database or a transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // inspect reads the schema version without writing: 0 for an empty file.
-func inspect(ctx context.Context, db *sql.DB, path string) (int, error) {
+func inspect(ctx context.Context, db rowQuerier, path string) (int, error) {
 	var tables int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil {
 		return 0, describe(path, err)

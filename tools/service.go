@@ -158,8 +158,9 @@ func (s *Service) toolNames() []string {
 func explain(tool string, err error) error {
 	var ue *store.UserError
 	var ae *ArgError
+	var se *store.StorageError
 	switch {
-	case errors.As(err, &ue), errors.As(err, &ae), errors.Is(err, store.ErrBusy):
+	case errors.As(err, &ue), errors.As(err, &ae), errors.As(err, &se), errors.Is(err, store.ErrBusy):
 		return err
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s was cancelled before it finished — nothing was written; call it again if you still need it", tool)

@@ -158,11 +158,17 @@ func describe(path string, err error) error {
 		return ErrBusy
 	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
 		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
+	case (errors.Is(err, sqlite3.FULL) || errors.Is(err, sqlite3.IOERR)) && diskFull(filepath.Dir(path)):
+		return storageErrorf("the disk holding %s is full, so the chat database cannot grow: nothing was written — free some space on it and retry; meanwhile a running session can still read with chat_read peek=true and chat_inbox", filepath.Dir(path))
 	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
 		return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
 	}
 	return err
 }
+
+// minFreeBytes is the room below which a failed write is put down to a
+// full disk: less than a few pages of the database and its -wal.
+const minFreeBytes = 64 << 10
 
 // tx is one tool call's transaction.
 type tx struct {
@@ -346,7 +352,8 @@ func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn fu
 // them) and explains every other driver error.
 func (d *DB) wrap(err error) error {
 	var ue *UserError
-	if errors.As(err, &ue) || isBusy(err) || errors.Is(err, ErrBusy) {
+	var se *StorageError
+	if errors.As(err, &ue) || errors.As(err, &se) || isBusy(err) || errors.Is(err, ErrBusy) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -369,6 +376,17 @@ func (e *UserError) Error() string { return e.msg }
 
 func userErrorf(format string, args ...any) error {
 	return &UserError{msg: fmt.Sprintf(format, args...)}
+}
+
+// StorageError is a state of the database file or its disk that stops a
+// call and that the user must fix (a full disk, say). Its message is one
+// sentence that says what happened and what to do.
+type StorageError struct{ msg string }
+
+func (e *StorageError) Error() string { return e.msg }
+
+func storageErrorf(format string, args ...any) error {
+	return &StorageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // quoteList renders names for an error message: a, b, c.

@@ -158,12 +158,39 @@ func describe(path string, err error) error {
 		return ErrBusy
 	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
 		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
-	case (errors.Is(err, sqlite3.FULL) || errors.Is(err, sqlite3.IOERR)) && diskFull(filepath.Dir(path)):
-		return storageErrorf("the disk holding %s is full, so the chat database cannot grow: nothing was written — free some space on it and retry; meanwhile a running session can still read with chat_read peek=true and chat_inbox", filepath.Dir(path))
-	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
-		return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN),
+		errors.Is(err, sqlite3.IOERR), errors.Is(err, sqlite3.FULL):
+		return describeFile(path, err)
 	}
 	return err
+}
+
+// describeFile explains an error that the file, the files beside it or
+// its disk caused: what SQLite says (an I/O error, "unable to open") is
+// the same for several causes, each with its own fix.
+func describeFile(path string, err error) error {
+	if diskFull(filepath.Dir(path)) {
+		return storageErrorf("the disk holding %s is full, so the chat database cannot grow: nothing was written — free some space on it and retry; meanwhile a running session can still read with chat_read peek=true and chat_inbox", filepath.Dir(path))
+	}
+	if link := linkedSidecar(path); link != "" {
+		return storageErrorf("%s is a symbolic link, and SQLite opens no link beside a database — with every session stopped, replace the link with the file it points to (or remove it if it points nowhere), or point MCPP_CHAT_DB elsewhere", link)
+	}
+	if errors.Is(err, sqlite3.IOERR) || errors.Is(err, sqlite3.FULL) {
+		return err
+	}
+	return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+}
+
+// linkedSidecar is the -wal or -shm beside the database that is a symbolic
+// link, or "": SQLite refuses to open one, and the error it gives reads
+// like a permission problem.
+func linkedSidecar(path string) string {
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if info, err := os.Lstat(side); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return side
+		}
+	}
+	return ""
 }
 
 // minFreeBytes is the room below which a failed write is put down to a

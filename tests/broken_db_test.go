@@ -278,3 +278,19 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 		t.Fatalf("the read-only database was changed: before %+v after %+v", before, after)
 	}
 }
+
+// A database emptied (truncated to 0 bytes) while a session still has it
+// open: every other process used to answer "busy for 5s", which sends the
+// user to wait. It says what happened and what to do.
+func TestEmptiedUnderARunningSession(t *testing.T) {
+	w := newWorld(t)
+	gw := w.serve(w.repo("mesh-gw"))
+	mustTool(t, gw, "chat_whoami", nil) // the session holds the database open
+	if err := os.Truncate(w.db, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := w.call(w.repo("node-dash"), "chat_say", map[string]any{"text": "x"})
+	if r.Success || !strings.Contains(r.Error, "is empty (0 bytes) while another process has it open") || !strings.Contains(r.Error, ".backups/") {
+		t.Fatalf("call on an emptied database: %+v", r)
+	}
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,5 +293,33 @@ func TestEmptiedUnderARunningSession(t *testing.T) {
 	r := w.call(w.repo("node-dash"), "chat_say", map[string]any{"text": "x"})
 	if r.Success || !strings.Contains(r.Error, "is empty (0 bytes) while another process has it open") || !strings.Contains(r.Error, ".backups/") {
 		t.Fatalf("call on an emptied database: %+v", r)
+	}
+}
+
+// The database deleted under a running server: the server used to go on
+// confirming writes that went to the deleted file and were lost when it
+// exited. It refuses them with a sentence, and doctor names the process.
+func TestDeletedUnderARunningServer(t *testing.T) {
+	w := newWorld(t)
+	gw := w.serve(w.repo("mesh-gw"))
+	mustTool(t, gw, "chat_channel_new", map[string]any{"name": "solo"})
+	for _, f := range []string{"", "-wal", "-shm"} {
+		os.Remove(w.db + f)
+	}
+	_, e := toolCall(t, gw, "chat_say", map[string]any{"text": "lost?"}, nil)
+	if !strings.Contains(e, "was deleted or replaced while this session had it open — nothing was written") {
+		t.Fatalf("a write to a deleted database: %q", e)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return // doctor can only see other processes' files through /proc
+	}
+	v, _ := servers.Load(gw)
+	pid := v.(*served).cmd.Process.Pid
+	cmd := exec.Command(chatBin, "doctor")
+	cmd.Dir = w.repo("node-dash")
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("process %d (mcpp-chat) still has the database open although the file was deleted or replaced", pid)) {
+		t.Fatalf("doctor (%v) does not name the server that holds the deleted database:\n%s", err, out)
 	}
 }

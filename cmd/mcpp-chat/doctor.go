@@ -39,10 +39,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	if mode, open := readableByOthers(in.paths.DB); open {
 		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
 	}
+	code := exitOK
+	for _, h := range staleHolders(in.paths.DB) {
+		fmt.Fprintf(stdout, "warning:     process %d (%s) still has the database open although the file was deleted or replaced: what it writes is lost (an mcpp-chat server refuses to write) — restart it (a session: restart it, or reconnect its chat server)\n", h.pid, text.Clean(h.name))
+		code = exitError
+	}
 	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
-	code := exitOK
 	exe, hook := thisInstall()
 	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
 	for _, ok := range []bool{
@@ -114,6 +118,12 @@ func thisInstall() (exe, hook string) {
 		exe = real
 	}
 	return exe, filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")
+}
+
+// holder is a process holding a file open.
+type holder struct {
+	pid  int
+	name string
 }
 
 // mistypedHint points at MCPP_CHAT_DB when it chose the path: a database

@@ -66,6 +66,9 @@ type DB struct {
 	backup *dailyBackup
 	// stmts keeps the queries prepared across calls.
 	stmts *stmtCache
+	// opened is the file at path when it was opened: a write checks that
+	// it is still the one there (stillAtPath).
+	opened os.FileInfo
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -89,8 +92,25 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if d.opened, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("the chat database %s went away while it was being opened — run the command again", path)
+	}
 	d.stmts = newStmtCache(db)
 	return d, nil
+}
+
+// stillAtPath refuses a write when the database file this process holds is
+// no longer the one at its path: deleted, or replaced by another file.
+// SQLite would go on writing to the file it holds, confirming writes that
+// vanish when the process exits and that no other session ever sees. One
+// stat per write transaction; reads do without.
+func (d *DB) stillAtPath() error {
+	info, err := os.Stat(d.path)
+	if err == nil && os.SameFile(info, d.opened) {
+		return nil
+	}
+	return storageErrorf("the chat database %s was deleted or replaced while this session had it open — nothing was written (it would have gone to the old file and been lost); restart this session, or just its chat server (Claude Code: /mcp, reconnect), so that it opens the file now at that path", d.path)
 }
 
 // Path is the database file.
@@ -204,9 +224,11 @@ type tx struct {
 	now     string
 	changed *Change
 	stmts   *stmtCache // nil: prepare every query afresh
+	wrote   bool       // an exec ran: the commit writes
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	t.wrote = true
 	if st := t.stmts.in(t, query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -367,6 +389,12 @@ func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn fu
 	if err := fn(t); err != nil {
 		sqlTx.Rollback()
 		return nil, d.wrap(err)
+	}
+	if t.wrote {
+		if err := d.stillAtPath(); err != nil {
+			sqlTx.Rollback()
+			return nil, err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		sqlTx.Rollback()

@@ -830,3 +830,36 @@ func tableDigest(t *testing.T, db *DB) string {
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
+
+// A database deleted or replaced under a running process: SQLite would go
+// on writing to the file the process holds, and the process would confirm
+// writes that are lost when it exits. Every write is refused instead.
+func TestWritesRefusedWhenTheFileIsGone(t *testing.T) {
+	for _, how := range []string{"deleted", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			db := world(t)
+			ctx := context.Background()
+			must(t)(db.Say(ctx, gw, SayArgs{Text: "before"}))
+			switch how {
+			case "deleted":
+				for _, f := range []string{"", "-wal", "-shm"} {
+					os.Remove(db.Path() + f)
+				}
+			case "replaced": // a backup moved into place, say
+				other := openTest(t)
+				if err := os.Rename(other.Path(), db.Path()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := db.Say(ctx, gw, SayArgs{Text: "after"})
+			var se *StorageError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "was deleted or replaced while this session had it open — nothing was written") {
+				t.Fatalf("a write after the file was %s: %v", how, err)
+			}
+			_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b"})
+			if !errors.As(err, &se) {
+				t.Fatalf("an ask after the file was %s: %v", how, err)
+			}
+		})
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"os"
 )
 
+// noFollow: no such open flag here.
+const noFollow = 0
+
 // Elsewhere two hook processes of one session may race on the state file;
 // the worst outcome is a line told twice.
 func lockFile(context.Context, *os.File) error { return nil }

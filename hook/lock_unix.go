@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// noFollow makes an open fail on a symlink instead of following it.
+const noFollow = syscall.O_NOFOLLOW
+
 // lockFile takes an exclusive advisory lock on f, retrying until ctx ends.
 func lockFile(ctx context.Context, f *os.File) error {
 	for {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -126,9 +127,9 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the hook state folder: %w", err)
 	}
-	f, err := os.OpenFile(statePath(dir, session, workspace), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openState(statePath(dir, session, workspace), os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return fmt.Errorf("open the hook state: %w", err)
+		return err
 	}
 	defer f.Close()
 	lockCtx, cancel := context.WithTimeout(ctx, stateLockWait)
@@ -137,7 +138,7 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 		return fmt.Errorf("lock the hook state: %w", err)
 	}
 	defer unlockFile(f)
-	before, _ := io.ReadAll(f)
+	before, _ := io.ReadAll(io.LimitReader(f, maxState))
 	st, _ := parseState(before, session, workspace) // none, torn or foreign: start afresh
 	st.SessionID, st.Workspace = session, workspace
 	fn(&st)
@@ -169,11 +170,36 @@ func PeekState(dir, session, workspace string) (st State, ok bool) {
 	if dir == "" || session == "" {
 		return State{}, false
 	}
-	data, err := os.ReadFile(statePath(dir, session, workspace))
+	f, err := openState(statePath(dir, session, workspace), os.O_RDONLY)
+	if err != nil {
+		return State{}, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxState))
 	if err != nil {
 		return State{}, false
 	}
 	return parseState(data, session, workspace)
+}
+
+// maxState bounds what the hook reads of a session's record (a few hundred
+// bytes in practice).
+const maxState = 1 << 20
+
+// openState opens a session's record, which must be a regular file: a
+// symlink planted there is refused rather than followed (the hook would
+// write its JSON over whatever it points at), and so is a FIFO or device,
+// without waiting on it.
+func openState(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|noFollow|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the hook state: %w", err)
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("the hook state %s is not a regular file — remove it", path)
+	}
+	return f, nil
 }
 
 // parseState decodes a record; ok is false for an empty, torn or foreign one.

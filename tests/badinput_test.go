@@ -33,6 +33,7 @@ func TestBadInputEveryTool(t *testing.T) {
 		"dash": w.serve(w.repo("node-dash")),
 		"core": w.serve(w.repo("fw-core")),
 	}
+	mustTool(t, sessions["dash"], "chat_whoami", nil) // a party exists from its first call
 	mustTool(t, sessions["gw"], "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}})
 	mustTool(t, sessions["core"], "chat_channel_new", map[string]any{"name": "solo"})
 	mustTool(t, sessions["gw"], "chat_ask", map[string]any{"title": "Is the chunk enum closed?", "body": "I need FRAME_AUX.", "slug": "chunk-api"})

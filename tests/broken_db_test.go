@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 func TestWriteLockHeldByAnotherProcess(t *testing.T) {
 	w := newWorld(t)
 	gw, dash := w.serve(w.repo("mesh-gw")), w.serve(w.repo("node-dash"))
+	mustTool(t, dash, "chat_whoami", nil) // a party exists from its first call
 	mustTool(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}})
 	mustTool(t, gw, "chat_say", map[string]any{"text": "before the lock"})
 
@@ -275,5 +277,49 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 	checkRefusal(t, "serve", string(out), dbPath, []string{"write access", "MCPP_CHAT_DB"})
 	if after := fileStateOf(t, dbPath); after != before {
 		t.Fatalf("the read-only database was changed: before %+v after %+v", before, after)
+	}
+}
+
+// A database emptied (truncated to 0 bytes) while a session still has it
+// open: every other process used to answer "busy for 5s", which sends the
+// user to wait. It says what happened and what to do.
+func TestEmptiedUnderARunningSession(t *testing.T) {
+	w := newWorld(t)
+	gw := w.serve(w.repo("mesh-gw"))
+	mustTool(t, gw, "chat_whoami", nil) // the session holds the database open
+	if err := os.Truncate(w.db, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := w.call(w.repo("node-dash"), "chat_say", map[string]any{"text": "x"})
+	if r.Success || !strings.Contains(r.Error, "is empty (0 bytes) while another process has it open") || !strings.Contains(r.Error, ".backups/") {
+		t.Fatalf("call on an emptied database: %+v", r)
+	}
+}
+
+// The database deleted under a running server: the server used to go on
+// confirming writes that went to the deleted file and were lost when it
+// exited. It refuses them with a sentence, and doctor names the process.
+func TestDeletedUnderARunningServer(t *testing.T) {
+	w := newWorld(t)
+	gw := w.serve(w.repo("mesh-gw"))
+	mustTool(t, gw, "chat_channel_new", map[string]any{"name": "solo"})
+	for _, f := range []string{"", "-wal", "-shm"} {
+		os.Remove(w.db + f)
+	}
+	_, e := toolCall(t, gw, "chat_say", map[string]any{"text": "lost?"}, nil)
+	if !strings.Contains(e, "was deleted or replaced while this session had it open — nothing was written") {
+		t.Fatalf("a write to a deleted database: %q", e)
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return // doctor can only see other processes' files through /proc
+	}
+	v, _ := servers.Load(gw)
+	pid := v.(*served).cmd.Process.Pid
+	cmd := exec.Command(chatBin, "doctor")
+	cmd.Dir = w.repo("node-dash")
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("process %d (mcpp-chat) still has the database open although the file was deleted or replaced", pid)) {
+		t.Fatalf("doctor (%v) does not name the server that holds the deleted database:\n%s", err, out)
 	}
 }

@@ -62,7 +62,7 @@ func waitForBackup(t *testing.T, dir string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if found, _ := filepath.Glob(filepath.Join(dir, "chat.db.[0-9][0-9][0-9][0-9][0-9][0-9]")); len(found) == 1 {
+		if found, _ := filepath.Glob(filepath.Join(dir, "chat.db.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]")); len(found) == 1 {
 			return found[0]
 		}
 		if time.Now().After(deadline) {
@@ -121,7 +121,7 @@ func callWithStderr(t *testing.T, w *world, dir, tool string) (callResult, strin
 
 // TestDailyBackupThroughTheBinary: the first write of the day leaves a
 // copy that opens and passes integrity_check; later calls make no new copy;
-// copies older than backup_retain_days go, others' files stay; a backup
+// only the newest backup_retain_days copies stay, others' files stay; a backup
 // folder that cannot be written is reported but never fails the call;
 // daily_backup: false makes none.
 func TestDailyBackupThroughTheBinary(t *testing.T) {
@@ -132,9 +132,11 @@ func TestDailyBackupThroughTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	day := func(d int) string { return filepath.Join(backups, "chat.db."+now.AddDate(0, 0, -d).Format("060102")) }
-	for _, p := range []string{day(10), day(3), filepath.Join(backups, "keep.txt")} {
-		writeFile(t, p, "old")
+	day := func(d int) string { return filepath.Join(backups, "chat.db."+now.AddDate(0, 0, -d).Format("20060102")) }
+	oldDay := func(d int) string { return filepath.Join(backups, "chat.db."+now.AddDate(0, 0, -d).Format("060102")) }
+	writeFile(t, filepath.Join(backups, "keep.txt"), "old")
+	for d := 3; d <= 10; d++ { // eight copies, named as before issue 11
+		writeFile(t, oldDay(d), "old")
 	}
 	w.mustCall(dir, "chat_whoami", nil, nil) // registers the party: a write
 	today := day(0)
@@ -147,8 +149,8 @@ func TestDailyBackupThroughTheBinary(t *testing.T) {
 		t.Fatalf("the backup lacks the day's first write (%d parties)", n)
 	}
 	copyDB.Close()
-	if fileExistsT(day(10)) || !fileExistsT(day(3)) || !fileExistsT(filepath.Join(backups, "keep.txt")) {
-		t.Fatal("retention: want the 10-day-old copy gone, the 3-day-old copy and keep.txt kept")
+	if fileExistsT(oldDay(10)) || fileExistsT(oldDay(9)) || !fileExistsT(oldDay(8)) || !fileExistsT(oldDay(3)) || !fileExistsT(filepath.Join(backups, "keep.txt")) {
+		t.Fatal("retention: want the newest 7 copies kept (today's and days 3 to 8), days 9 and 10 gone, keep.txt kept")
 	}
 	before, _ := os.Stat(today)
 	w.mustCall(dir, "chat_channel_new", map[string]any{"name": "solo"}, nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -45,9 +46,11 @@ func checkArgs(t Tool, raw json.RawMessage, maxBytes int) (json.RawMessage, erro
 		if !ok {
 			return nil, argErrorf("%s has no argument `%s` — use only: %s", t.Name, name, strings.Join(t.argNames(), ", "))
 		}
-		if err := checkValue(name, prop, value, maxBytes); err != nil {
+		value, err := checkValue(name, prop, value, maxBytes)
+		if err != nil {
 			return nil, err
 		}
+		args[name] = value
 	}
 	for _, name := range t.InputSchema.Required {
 		if _, ok := args[name]; !ok {
@@ -64,13 +67,42 @@ func hint(s *Schema) string {
 	return "pass it: " + strings.TrimSuffix(s.Description, ".")
 }
 
-func checkValue(name string, s *Schema, value json.RawMessage, maxBytes int) error {
+// checkValue checks one argument against its schema and returns it in the
+// form the tool decodes: a whole number written 50.0 or 1e2 becomes 50 or
+// 100 (JSON Schema counts them as integers; Go's decoder would not).
+func checkValue(name string, s *Schema, value json.RawMessage, maxBytes int) (json.RawMessage, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(value))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return argErrorf("`%s` is not valid JSON — %v", name, err)
+		return nil, argErrorf("`%s` is not valid JSON — %v", name, err)
 	}
+	if s.Type == "integer" {
+		return checkInteger(name, s, v)
+	}
+	return value, checkOther(name, s, v, maxBytes)
+}
+
+// maxWhole is the largest whole number a float64 holds exactly; no count,
+// seq or limit comes near it.
+const maxWhole = 1 << 53
+
+func checkInteger(name string, s *Schema, v any) (json.RawMessage, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, argErrorf("`%s` must be a whole number, not %s%s", name, kindOf(v), rangeHint(s))
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) {
+		return nil, argErrorf("`%s` must be a whole number, not %s%s", name, n, rangeHint(s))
+	}
+	if (s.Minimum != nil && f < *s.Minimum) || (s.Maximum != nil && f > *s.Maximum) || math.Abs(f) > maxWhole {
+		return nil, argErrorf("`%s` is %s, out of range%s", name, n, rangeHint(s))
+	}
+	return json.RawMessage(strconv.FormatInt(int64(f), 10)), nil
+}
+
+func checkOther(name string, s *Schema, v any, maxBytes int) error {
 	switch s.Type {
 	case "string":
 		str, ok := v.(string)
@@ -83,18 +115,6 @@ func checkValue(name string, s *Schema, value json.RawMessage, maxBytes int) err
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return argErrorf("`%s` must be true or false, not %s — pass a JSON boolean, without quotes", name, kindOf(v))
-		}
-	case "integer":
-		n, ok := v.(json.Number)
-		if !ok {
-			return argErrorf("`%s` must be a whole number, not %s%s", name, kindOf(v), rangeHint(s))
-		}
-		f, err := n.Float64()
-		if err != nil || f != math.Trunc(f) {
-			return argErrorf("`%s` must be a whole number, not %s%s", name, n, rangeHint(s))
-		}
-		if (s.Minimum != nil && f < *s.Minimum) || (s.Maximum != nil && f > *s.Maximum) {
-			return argErrorf("`%s` is %s, out of range%s", name, n, rangeHint(s))
 		}
 	case "array":
 		list, ok := v.([]any)

@@ -79,3 +79,25 @@ func TestClean(t *testing.T) {
 		t.Fatalf("OneLine cut = %q", got)
 	}
 }
+
+// A whole number written 50.0 or 1e2 is an integer to JSON Schema, and
+// passed the check, then failed to decode with a Go error; it is the
+// number it says. One too large for any count is refused with a sentence.
+func TestWholeNumbersInAnyNotationDecode(t *testing.T) {
+	m, _ := LoadManifest()
+	tool, _ := m.Tool("chat_read")
+	for raw, want := range map[string]int{`{"limit": 50.0}`: 50, `{"limit": 1e2}`: 100, `{"limit": 2.5e1}`: 25, `{"limit": 500}`: 500} {
+		args, err := checkArgs(tool, json.RawMessage(raw), 100)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		var got readArgs
+		if err := decode(args, &got); err != nil || got.Limit == nil || *got.Limit != want {
+			t.Errorf("%s: limit %v (%v), want %d", raw, got.Limit, err, want)
+		}
+	}
+	_, err := checkArgs(tool, json.RawMessage(`{"since": 1e20}`), 100)
+	if err == nil || !strings.Contains(err.Error(), "`since` is 1e20, out of range — pass a whole number of at least 0") {
+		t.Errorf("since 1e20: %v", err)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // An answer — both text contents, display and JSON — must reach the model
@@ -136,6 +138,9 @@ const cutNote = "CUT TO FIT ONE ANSWER"
 // shows the rest; this is the net under the answers that echo one text
 // (an item's body after an ack, a 64 KiB title after an ask).
 func (s *Service) finish(res Result) (Result, error) {
+	// Names, channels, folders and titles in the display come from peers:
+	// none may drive the user's terminal or reorder what it shows.
+	res.Display = safe.Clean(res.Display)
 	if res.JSON == nil {
 		data, err := encodeJSON(res.Value)
 		if err != nil {

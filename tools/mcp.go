@@ -53,7 +53,7 @@ func unknownTools(s *Service) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			_, err := s.Call(ctx, call.Params.Name, nil)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: capped(err).Error()}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: shown(err).Error()}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // Service answers tool calls for one party on one database.
@@ -21,6 +22,9 @@ type Service struct {
 	Paths    config.Paths
 	Me       store.Identity
 	Manifest Manifest
+	// PartyName is the name the instructions give: the one Me has on the
+	// chat, or will get at its first call; "" means Me.Name.
+	PartyName string
 	// Env reads MCPP_TIMEOUT_SECONDS for chat_wait's clamp.
 	Env config.Env
 	// Changed blocks until the database may have changed or ctx ends.
@@ -104,7 +108,7 @@ var ErrUnknownTool = errors.New("Unknown tool")
 func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
 	res, err := s.call(ctx, name, raw)
 	if err != nil {
-		return Result{}, capped(err)
+		return Result{}, shown(err)
 	}
 	return s.finish(res)
 }
@@ -126,18 +130,20 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 	return res, nil
 }
 
-// cappedError is an error whose sentence was too long for an answer (it
-// echoed a long argument); errors.Is and As still see the original.
-type cappedError struct{ err error }
+// shownError is an error as the client sees it: cleaned of escapes and
+// invisible characters (it may echo a peer's name or an argument) and cut
+// when too long (it may echo a long argument); errors.Is and As still see
+// the original.
+type shownError struct{ err error }
 
-func (e cappedError) Error() string { return capError(e.err.Error()) }
-func (e cappedError) Unwrap() error { return e.err }
+func (e shownError) Error() string { return capError(safe.Clean(e.err.Error())) }
+func (e shownError) Unwrap() error { return e.err }
 
-func capped(err error) error {
-	if len(err.Error()) <= maxErrorChars {
+func shown(err error) error {
+	if msg := err.Error(); len(msg) <= maxErrorChars && safe.Clean(msg) == msg {
 		return err
 	}
-	return cappedError{err}
+	return shownError{err}
 }
 
 func (s *Service) toolNames() []string {
@@ -152,8 +158,9 @@ func (s *Service) toolNames() []string {
 func explain(tool string, err error) error {
 	var ue *store.UserError
 	var ae *ArgError
+	var se *store.StorageError
 	switch {
-	case errors.As(err, &ue), errors.As(err, &ae), errors.Is(err, store.ErrBusy):
+	case errors.As(err, &ue), errors.As(err, &ae), errors.As(err, &se), errors.Is(err, store.ErrBusy):
 		return err
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("%s was cancelled before it finished — nothing was written; call it again if you still need it", tool)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -35,9 +37,10 @@ const (
 // atEOF, if set, is called once stdin has ended, before the answers still
 // due are awaited.
 func GuardedStdio(stdin io.Reader, stdout io.Writer, atEOF func()) mcp.Transport {
-	out := &lockedWriter{w: stdout}
+	ids := &standIns{}
+	out := &lockedWriter{w: stdout, ids: ids}
 	return &noCancelledAnswers{atEOF: atEOF, Transport: &mcp.IOTransport{
-		Reader:        io.NopCloser(&lineGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, max: MaxLineBytes}),
+		Reader:        io.NopCloser(&lineGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, max: MaxLineBytes, ids: ids}),
 		Writer:        out,
 		MaxLineLength: -1, // the guard enforces MaxLineBytes
 	}}
@@ -169,16 +172,21 @@ func (c *cancelAwareConn) answered(id jsonrpc.ID) (cancelled bool) {
 }
 
 // lockedWriter keeps the guard's error replies and the SDK's messages from
-// interleaving: each is written with one Write call.
+// interleaving: each is written with one Write call. It puts back the ids
+// the guard stood in for.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	ids *standIns
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(l.ids.restore(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (l *lockedWriter) Close() error { return nil }
@@ -188,6 +196,7 @@ type lineGuard struct {
 	in      *bufio.Reader
 	out     io.Writer
 	max     int
+	ids     *standIns // nil: ids pass as they are
 	pending []byte
 }
 
@@ -195,10 +204,10 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
 		line, err := g.nextLine()
 		if len(line) > 0 {
-			if reply := check(line); reply != nil {
+			if reply, p := check(line); reply != nil {
 				g.out.Write(reply)
 			} else {
-				g.pending = append(line, '\n')
+				g.pending = append(g.ids.standIn(line, p), '\n')
 			}
 		}
 		if err != nil {
@@ -241,28 +250,32 @@ func (g *lineGuard) nextLine() ([]byte, error) {
 	}
 }
 
-// check returns the error reply for a line the SDK could not take, or nil.
-func check(line []byte) []byte {
+// probe is what the guard reads of a message.
+type probe struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// check returns the error reply for a line the SDK could not take, or nil
+// and what it read of the message.
+func check(line []byte) ([]byte, probe) {
+	var p probe
 	if !json.Valid(line) {
-		return errorReply(nil, codeParseError, "parse error: the line is not valid JSON — send one JSON-RPC object per line")
+		return errorReply(nil, codeParseError, "parse error: the line is not valid JSON — send one JSON-RPC object per line"), p
 	}
 	if line[0] != '{' {
-		return errorReply(nil, codeInvalidRequest, "invalid request: send one JSON-RPC object per line (batches are not supported)")
+		return errorReply(nil, codeInvalidRequest, "invalid request: send one JSON-RPC object per line (batches are not supported)"), p
 	}
-	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	json.Unmarshal(line, &probe) // valid JSON: only a field's type can fail, which DecodeMessage reports
+	json.Unmarshal(line, &p) // valid JSON: only a field's type can fail, which DecodeMessage reports
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return errorReply(validID(probe.ID), codeInvalidRequest, "invalid request: "+err.Error())
+		return errorReply(validID(p.ID), codeInvalidRequest, "invalid request: "+err.Error()), p
 	}
-	if probe.Method == nil && probe.Result == nil && probe.Error == nil {
-		return errorReply(validID(probe.ID), codeInvalidRequest, "invalid request: no method — name the method to call")
+	if p.Method == nil && p.Result == nil && p.Error == nil {
+		return errorReply(validID(p.ID), codeInvalidRequest, "invalid request: no method — name the method to call"), p
 	}
-	return nil
+	return nil, p
 }
 
 // validID echoes a request's id in the error reply when it is one JSON-RPC
@@ -296,4 +309,147 @@ func errorReply(id json.RawMessage, code int, msg string) []byte {
 	}
 	data, _ := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: rpcError{code, msg}})
 	return append(data, '\n')
+}
+
+// standIns lets every request id come back exactly as the client wrote it.
+// The SDK reads a numeric id as a float64 and keeps its integer part:
+// -1.5 came back as -1, 9007199254740993 as …992, 12345678901234567890 as
+// a negative number. The guard hands the SDK such a request under a
+// stand-in string id and the writer puts the client's id back into the
+// answer. Ids the SDK keeps exactly (strings, whole numbers within ±2^53
+// written plainly) pass untouched, at no cost.
+type standIns struct {
+	mu     sync.Mutex
+	next   int
+	client map[string]json.RawMessage // stand-in → the client's id
+	of     map[string]string          // the client's id → stand-in, for a cancellation
+}
+
+// standInPrefix starts every stand-in. A client's string id that starts
+// with it gets a stand-in too, so a stand-in never equals a client's id.
+const standInPrefix = "mcpp-chat:id:"
+
+// standIn returns line with its id replaced by a stand-in where the SDK
+// would change it, and a cancellation's requestId replaced likewise.
+func (s *standIns) standIn(line []byte, p probe) []byte {
+	if s == nil {
+		return line
+	}
+	if p.ID != nil && changedBySDK(p.ID) {
+		return withField(line, "id", s.newStandIn(p.ID))
+	}
+	if string(p.Method) == `"notifications/cancelled"` {
+		return s.cancellation(line)
+	}
+	return line
+}
+
+// changedBySDK reports an id the SDK would not give back as written.
+func changedBySDK(id json.RawMessage) bool {
+	switch {
+	case len(id) == 0:
+		return false
+	case id[0] == '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil && strings.HasPrefix(s, standInPrefix)
+	case id[0] == '-' || ('0' <= id[0] && id[0] <= '9'):
+		n, err := strconv.ParseInt(string(id), 10, 64)
+		return err != nil || strconv.FormatInt(n, 10) != string(id) || n > maxWhole || n < -maxWhole
+	}
+	return false
+}
+
+func (s *standIns) newStandIn(id json.RawMessage) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client == nil {
+		s.client, s.of = map[string]json.RawMessage{}, map[string]string{}
+	}
+	s.next++
+	key := standInPrefix + strconv.Itoa(s.next)
+	s.client[key] = append(json.RawMessage(nil), id...)
+	s.of[string(id)] = key
+	return key
+}
+
+// cancellation points a notifications/cancelled at the stand-in of the
+// request it names.
+func (s *standIns) cancellation(line []byte) []byte {
+	var msg struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.Params.RequestID == nil {
+		return line
+	}
+	s.mu.Lock()
+	key, ok := s.of[string(msg.Params.RequestID)]
+	s.mu.Unlock()
+	if !ok {
+		return line
+	}
+	var whole map[string]json.RawMessage
+	if json.Unmarshal(line, &whole) != nil {
+		return line
+	}
+	whole["params"] = withField(whole["params"], "requestId", key)
+	out, err := json.Marshal(whole)
+	if err != nil {
+		return line
+	}
+	return out
+}
+
+// withField returns the JSON object obj with field set to the string
+// value, or obj as it is if it is not an object.
+func withField(obj []byte, field, value string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil || m == nil {
+		return obj
+	}
+	m[field], _ = json.Marshal(value)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return out
+}
+
+// restore puts the client's id back into a message the SDK wrote with a
+// stand-in. The SDK writes the id right after "jsonrpc"; a stand-in has no
+// characters JSON escapes, and its quoted form cannot occur unescaped
+// inside any string.
+func (s *standIns) restore(msg []byte) []byte {
+	if s == nil {
+		return msg
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.client) == 0 {
+		return msg
+	}
+	marker := []byte(`"id":"` + standInPrefix)
+	at := bytes.Index(msg, marker)
+	if at < 0 {
+		return msg
+	}
+	start := at + len(`"id":`)
+	end := bytes.IndexByte(msg[start+1:], '"')
+	if end < 0 {
+		return msg
+	}
+	end += start + 2 // past the closing quote
+	key := string(msg[start+1 : end-1])
+	id, ok := s.client[key]
+	if !ok {
+		return msg
+	}
+	// The answer goes once; forget the pair.
+	delete(s.client, key)
+	delete(s.of, string(id))
+	out := make([]byte, 0, len(msg)+len(id))
+	out = append(out, msg[:start]...)
+	out = append(out, id...)
+	return append(out, msg[end:]...)
 }

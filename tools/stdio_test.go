@@ -133,3 +133,70 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 		t.Fatalf("left behind: %v %v", c.inFlight, c.cancelled)
 	}
 }
+
+// Every id comes back exactly as the client wrote it. The SDK keeps only
+// a float64's integer part: -1.5 came back as -1, 9007199254740993 as
+// …992 and 12345678901234567890 as a negative number.
+func TestRequestIDsAreEchoedExactly(t *testing.T) {
+	m, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	go Serve(ctx, NewMCPServer(&Service{Manifest: m}, "test", nil), GuardedStdio(inR, outW, nil))
+	answers := bufio.NewReader(outR)
+	exchange := func(line string) map[string]json.RawMessage {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		data, err := answers.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply map[string]json.RawMessage
+		if err := json.Unmarshal(data, &reply); err != nil {
+			t.Fatalf("answer %q: %v", data, err)
+		}
+		return reply
+	}
+	exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	for _, id := range []string{`-1.5`, `9007199254740993`, `12345678901234567890`, `1.0`, `1e2`, `-0`, `7`, `-9007199254740992`, `"seven"`, `"mcpp-chat:id:1"`, `"mcpp-chat:id:1"`} {
+		for _, method := range []string{"ping", "no/such/method"} { // a result and an error
+			reply := exchange(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"}`)
+			if string(reply["id"]) != id {
+				t.Errorf("%s with id %s: the answer carries id %s", method, id, reply["id"])
+			}
+		}
+	}
+}
+
+// A cancellation names the request by the client's id; the SDK knows it by
+// its stand-in.
+func TestCancellationOfAStoodInRequest(t *testing.T) {
+	var s standIns
+	line := []byte(`{"jsonrpc":"2.0","id":-1.5,"method":"tools/call","params":{"name":"chat_wait"}}`)
+	_, p := check(line)
+	call := s.standIn(line, p)
+	var req struct{ ID string }
+	if err := json.Unmarshal(call, &req); err != nil || !strings.HasPrefix(req.ID, standInPrefix) {
+		t.Fatalf("request handed on as %s", call)
+	}
+	cancel := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":-1.5,"reason":"x"}}`)
+	_, p = check(cancel)
+	var got struct {
+		Params struct{ RequestID string }
+	}
+	if err := json.Unmarshal(s.standIn(cancel, p), &got); err != nil || got.Params.RequestID != req.ID {
+		t.Fatalf("cancellation handed on for %q, want %q (%v)", got.Params.RequestID, req.ID, err)
+	}
+	answer := s.restore([]byte(`{"jsonrpc":"2.0","id":"` + req.ID + `","result":{}}`))
+	if string(answer) != `{"jsonrpc":"2.0","id":-1.5,"result":{}}` {
+		t.Fatalf("answer %s", answer)
+	}
+}

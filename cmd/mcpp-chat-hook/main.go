@@ -22,9 +22,19 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go exitAfterSignal(ctx)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// exitAfterSignal ends the hook a second after SIGINT or SIGTERM if it has
+// not ended by then (a write Claude Code no longer reads). The hook only
+// reads the chat, so there is nothing to finish; it exits 0, as always.
+func exitAfterSignal(ctx context.Context) {
+	<-ctx.Done()
+	time.Sleep(time.Second)
+	os.Exit(hook.ExitOK)
 }
 
 const usage = `mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat

@@ -74,13 +74,23 @@ func flags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parse parses flags; done reports that the command should stop with code.
+// The usage is printed once: on stdout for --help, on stderr after a
+// wrong flag (the flag package would print it itself, to stderr, before
+// parse could print it to stdout too).
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return exitOK, true
-		}
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		stderr := fs.Output()
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(stderr)
+		return exitOK, true
+	case err != nil:
+		fs.Usage()
 		return exitUsage, true
 	}
 	return 0, false

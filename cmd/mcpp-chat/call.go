@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/text"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -43,9 +44,12 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 		raw = rest[1]
 	}
 	if raw == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := readArgs(ctx, stdin)
+		if err != nil && ctx.Err() != nil {
+			return reply(stdout, callReply{Error: err.Error()}, exitError)
+		}
 		if err != nil {
-			return reply(stdout, callReply{Error: fmt.Sprintf("cannot read the arguments from stdin: %v", err)}, exitUsage)
+			return reply(stdout, callReply{Error: err.Error()}, exitUsage)
 		}
 		raw = string(data)
 	}
@@ -71,7 +75,38 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 	return reply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
 }
 
+// readArgs reads the arguments from stdin, at most tools.MaxLineBytes (a
+// request's limit over MCP too): stdin fed from /dev/zero must not take
+// all memory. A signal ends the wait for a stdin that never ends.
+func readArgs(ctx context.Context, stdin io.Reader) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(stdin, tools.MaxLineBytes+1))
+		got <- read{data, err}
+	}()
+	var r read
+	select {
+	case r = <-got:
+	case <-ctx.Done():
+		return nil, errors.New("stopped while waiting for the arguments on stdin — nothing was done; pipe them in and close stdin, or pass them as ARGS_JSON")
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("cannot read the arguments from stdin: %v — pass them as ARGS_JSON instead", r.err)
+	}
+	if len(r.data) > tools.MaxLineBytes {
+		return nil, fmt.Errorf("the arguments on stdin are over %d MiB — send one JSON object of at most that size", tools.MaxLineBytes>>20)
+	}
+	return r.data, nil
+}
+
 func reply(w io.Writer, r callReply, code int) int {
+	// An error may name a folder or a file from a repository, which a
+	// host may print to a terminal.
+	r.Error = text.Clean(r.Error)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {

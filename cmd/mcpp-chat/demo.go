@@ -33,7 +33,10 @@ func demo(ctx context.Context, args []string, _ func(string) string, stdout, std
 	d, err := newDemoRun(dir, stdout)
 	if err == nil {
 		err = d.run(ctx)
-		d.close()
+		d.close() // writes each session's last tick: the tick file is only now final
+	}
+	if err == nil {
+		d.lastTick()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat demo: %v\n", err)
@@ -205,10 +208,16 @@ func (d *demoRun) run(ctx context.Context) error {
 	d.section("Done")
 	d.printf("[chunk-api] is archived: DONE and every consumer gave prune-ok. Nothing was deleted;\n")
 	d.printf("chat_read archived=true still shows it. Each party only ever wrote about its own repository.\n")
+	return nil
+}
+
+// lastTick shows the tick file's line once the sessions are closed. A
+// session writes its tick a moment after each commit, in the background,
+// so read any earlier the file could still name an earlier write.
+func (d *demoRun) lastTick() {
 	if tick, err := os.ReadFile(filepath.Join(filepath.Dir(d.env["MCPP_CHAT_DB"]), ".tick")); err == nil {
 		d.printf("A shell watcher (tail -F .tick) saw one line per write; the last: %s\n", strings.TrimSpace(string(tick)))
 	}
-	return nil
 }
 
 func (d *demoRun) printf(format string, args ...any) {

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "github.com/ncruces/go-sqlite3/driver"
 )
 
 // A stand-in hook binary: answers each event the way Claude Code's hook
@@ -46,4 +49,43 @@ func TestDemoShowsTheHookInItsOwnUniverse(t *testing.T) {
 	if _, err := os.Stat(callerDB); err == nil {
 		t.Error("demo touched the caller's database")
 	}
+}
+
+// The demo's last line quotes the tick file: it must name the demo's last
+// write, which it did not in 3 of 6 runs (read before the sessions had
+// written their last tick, in the background).
+func TestDemoQuotesTheLastTick(t *testing.T) {
+	fakeInstall(t, false)
+	for run := range 5 {
+		t.Setenv("TMPDIR", t.TempDir())
+		env := map[string]string{"MCPP_CHAT_DB": filepath.Join(t.TempDir(), "mine.db")}
+		var out, errb bytes.Buffer
+		if code := runCmd([]string{"demo", "--keep"}, env, &out, &errb); code != exitOK {
+			t.Fatalf("demo: exit %d\n%s", code, errb.String())
+		}
+		text := out.String()
+		_, tick, _ := strings.Cut(text, "saw one line per write; the last: ")
+		tick, _, _ = strings.Cut(tick, "\n")
+		_, kept, _ := strings.Cut(text, "\nKept ")
+		kept, _, _ = strings.Cut(kept, " — try")
+		db, err := sql.Open("sqlite3", "file:"+filepath.Join(kept, "data", "chat.db")+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var newest string
+		err = db.QueryRow(`SELECT c.name || ' ' || m.seq || ' ' || p.name FROM messages m
+			JOIN channels c ON c.id = m.channel_id JOIN parties p ON p.id = m.author_id ORDER BY m.id DESC LIMIT 1`).Scan(&newest)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fields := strings.Fields(tick); len(fields) != 4 || strings.Join(fields[1:], " ") != newest {
+			t.Fatalf("run %d: the demo quotes the tick %q; the last write is %q", run, tick, newest)
+		}
+		os.RemoveAll(kept)
+	}
+}
+
+func runCmd(args []string, env map[string]string, stdout, stderr *bytes.Buffer) int {
+	return run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), stdout, stderr)
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 func doctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -37,10 +39,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	if mode, open := readableByOthers(in.paths.DB); open {
 		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
 	}
+	code := exitOK
+	for _, h := range staleHolders(in.paths.DB) {
+		fmt.Fprintf(stdout, "warning:     process %d (%s) still has the database open although the file was deleted or replaced: what it writes is lost (an mcpp-chat server refuses to write) — restart it (a session: restart it, or reconnect its chat server)\n", h.pid, text.Clean(h.name))
+		code = exitError
+	}
 	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
 	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
-	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", in.party.Root, in.party.Via)
-	code := exitOK
+	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	exe, hook := thisInstall()
 	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
 	for _, ok := range []bool{
@@ -54,24 +60,39 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 			code = exitError
 		}
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	// doctor only looks: it opens the database read-only, and a missing
+	// one (a mistyped MCPP_CHAT_DB) is reported, not created.
+	db, err := store.OpenReadOnly(ctx, in.paths.DB)
+	if errors.Is(err, store.ErrNoDatabase) {
+		fmt.Fprintf(stdout, "schema:      no database at %s yet — the first chat call creates it%s\n", in.paths.DB, mistypedHint(getenv))
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
+		return code
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)
-		fmt.Fprintf(stdout, "party:       %s (as it would be named)\n", in.party.Name)
+		fmt.Fprintf(stdout, "party:       %s (as it would be named)\n", text.Clean(in.party.Name))
 		return exitError
 	}
 	defer db.Close()
-	version, _ := db.Version(ctx)
+	version, err := db.Version(ctx)
+	if err != nil {
+		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)
+		return exitError
+	}
 	fmt.Fprintf(stdout, "schema:      version %d (this binary knows up to %d)\n", version, store.SchemaVersion())
-	name, known, err := db.PartyName(ctx, in.identity())
+	if version > store.SchemaVersion() {
+		fmt.Fprintf(stdout, "warning:     the database is newer than this mcpp-chat, which refuses to write it — upgrade mcpp-chat\n")
+		code = exitError
+	}
+	name, known, err := db.NameFor(ctx, in.identity())
 	switch {
 	case err != nil:
 		fmt.Fprintf(stdout, "party:       unavailable: %v\n", err)
 		code = exitError
 	case !known:
-		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", name)
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(name))
 	default:
-		fmt.Fprintf(stdout, "party:       %s\n", name)
+		fmt.Fprintf(stdout, "party:       %s\n", text.Clean(name))
 	}
 	return code
 }
@@ -97,6 +118,21 @@ func thisInstall() (exe, hook string) {
 		exe = real
 	}
 	return exe, filepath.Join(filepath.Dir(exe), "mcpp-chat-hook")
+}
+
+// holder is a process holding a file open.
+type holder struct {
+	pid  int
+	name string
+}
+
+// mistypedHint points at MCPP_CHAT_DB when it chose the path: a database
+// that is not there may be a typo.
+func mistypedHint(getenv func(string) string) string {
+	if getenv("MCPP_CHAT_DB") == "" {
+		return ""
+	}
+	return "; if you expected one there, check MCPP_CHAT_DB"
 }
 
 // readableByOthers reports a database file other users may read: every

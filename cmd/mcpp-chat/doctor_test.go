@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,4 +185,59 @@ func TestDoctorChecksModesAndVersions(t *testing.T) {
 	if code != exitError {
 		t.Errorf("exit %d", code)
 	}
+}
+
+// doctor and info only look: a mistyped MCPP_CHAT_DB is reported, not
+// created, and an existing database is not changed (not even migrated).
+func TestDoctorAndInfoWriteNothing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo", "chat.db")
+	env := map[string]string{"MCPP_CHAT_DB": missing, "MCPP_CHAT_HOME": filepath.Join(dir, "module"),
+		"MCPP_CHAT_WORKSPACE": filepath.Join(dir, "repo"), "HOME": filepath.Join(dir, "home")}
+	for _, cmd := range []string{"doctor", "info"} {
+		var out, errb bytes.Buffer
+		code := runCmd([]string{cmd}, env, &out, &errb)
+		if _, err := os.Stat(filepath.Dir(missing)); err == nil {
+			t.Fatalf("%s created %s", cmd, filepath.Dir(missing))
+		}
+		if code != exitOK || !strings.Contains(out.String(), "no database at "+missing+" yet") || !strings.Contains(out.String(), "check MCPP_CHAT_DB") {
+			t.Errorf("%s: exit %d, says:\n%s%s", cmd, code, out.String(), errb.String())
+		}
+	}
+
+	// An existing database: every byte as it was.
+	env["MCPP_CHAT_DB"] = filepath.Join(dir, "data", "chat.db")
+	var out, errb bytes.Buffer
+	if code := runCmd([]string{"call", "chat_whoami"}, env, &out, &errb); code != exitOK {
+		t.Fatalf("call: %s %s", out.String(), errb.String())
+	}
+	before := dirDigest(t, filepath.Dir(env["MCPP_CHAT_DB"]))
+	env["MCPP_CHAT_WORKSPACE"] = filepath.Join(dir, "another")
+	for _, cmd := range []string{"doctor", "info"} {
+		out.Reset()
+		if code := runCmd([]string{cmd}, env, &out, &errb); code != exitOK {
+			t.Errorf("%s: exit %d\n%s", cmd, code, out.String())
+		}
+		if after := dirDigest(t, filepath.Dir(env["MCPP_CHAT_DB"])); after != before {
+			t.Errorf("%s changed the database folder:\n%s\nwas\n%s", cmd, after, before)
+		}
+	}
+}
+
+// dirDigest names every file in dir with its size and content hash.
+func dirDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %x\n", strings.TrimPrefix(path, dir), len(data), sha256.Sum256(data))
+		return nil
+	})
+	return b.String()
 }

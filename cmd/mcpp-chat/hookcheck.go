@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 )
 
@@ -22,6 +23,10 @@ type hookWant struct {
 	env  func(string) string
 }
 
+// maxSettingsBytes bounds the Claude Code settings file doctor reads; a
+// real one is a few kilobytes.
+const maxSettingsBytes = 16 << 20
+
 // checkHooks tells whether the mcpp-chat hooks in a Claude Code settings
 // file would load and run, and run this install on its database: a file
 // that is not JSON is ignored by Claude Code as a whole, silently, a hook
@@ -30,7 +35,7 @@ type hookWant struct {
 // user named (its absence is a problem). It returns false when something
 // would not work.
 func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
-	data, err := os.ReadFile(file)
+	data, err := config.ReadSmallFile(file, maxSettingsBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		fmt.Fprintf(w, "hooks:       none (no %s) — run: mcpp-chat setup hooks --write\n", file)

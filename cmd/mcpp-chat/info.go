@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -43,6 +44,8 @@ type infoDatabase struct {
 	OK            bool   `json:"ok"`
 	SchemaVersion int    `json:"schema_version,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Note says that the database does not exist yet.
+	Note string `json:"note,omitempty"`
 }
 
 type infoParams struct {
@@ -75,7 +78,7 @@ func infoBoundary(root string) []string {
 }
 
 func info(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flags("info", "info [--workspace DIR]\n\nPrints, as one JSON object, who this folder is on the chat, where the data lives,\nthe tool parameters and the rules. Writes nothing (a missing database is created empty).", stderr)
+	fs := flags("info", "info [--workspace DIR]\n\nPrints, as one JSON object, who this folder is on the chat, where the data lives,\nthe tool parameters and the rules. Writes nothing, and creates no database.", stderr)
 	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
@@ -135,29 +138,37 @@ func waitCeiling(in install) int {
 	return max(limit, 1)
 }
 
-// probe opens the database (creating an empty one if needed, as any command
-// would) and looks the party up without registering it.
+// probe opens the database read-only and looks the party up: info writes
+// nothing, and a missing database (a mistyped MCPP_CHAT_DB) is reported,
+// not created.
 func probe(ctx context.Context, in install) (infoDatabase, infoIdentity) {
 	id := infoIdentity{
 		PartyName:    in.party.Name,
 		WorkspaceDir: in.party.Root,
 		Note:         identityNote(in),
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	db, err := store.OpenReadOnly(ctx, in.paths.DB)
+	if errors.Is(err, store.ErrNoDatabase) {
+		id.Note += " Not on the chat yet: its first chat call registers it."
+		return infoDatabase{OK: true, Note: "no database at " + in.paths.DB + " yet — the first chat call creates it" + mistypedHint(in.env)}, id
+	}
 	if err != nil {
 		return infoDatabase{Error: err.Error()}, id
 	}
 	defer db.Close()
 	out := infoDatabase{OK: true}
-	out.SchemaVersion, _ = db.Version(ctx)
-	name, known, err := db.PartyName(ctx, in.identity())
-	if err != nil {
+	if out.SchemaVersion, err = db.Version(ctx); err != nil {
 		return infoDatabase{Error: err.Error()}, id
 	}
-	if !known {
-		id.Note += " Not on the chat yet: the first chat call registers it (as " + name + "~2 if another repository already has the name)."
-	} else {
+	name, known, err := db.NameFor(ctx, in.identity())
+	switch {
+	case err != nil:
+		return infoDatabase{Error: err.Error()}, id
+	case known:
 		id.PartyName, id.Registered = name, true
+	default:
+		id.PartyName = name
+		id.Note += " Not on the chat yet: its first chat call registers it as " + name + "."
 	}
 	return out, id
 }

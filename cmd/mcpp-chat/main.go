@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -18,9 +19,26 @@ var version = "dev"
 func main() {
 	ownerOnlyFiles()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go exitAfterSignal(ctx, os.Stderr)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// stopGrace is how long a command may take to end after SIGINT or SIGTERM.
+const stopGrace = 2 * time.Second
+
+// exitAfterSignal ends the process stopGrace after a signal if the command
+// has not ended by then: some waits no context reaches, like a write to a
+// client that stopped reading or a read of a stdin that never ends. Exiting
+// is safe at any moment: every call is one transaction, and SQLite drops a
+// transaction that did not commit. (When the command ends first, main
+// exits before the grace is over.)
+func exitAfterSignal(ctx context.Context, stderr io.Writer) {
+	<-ctx.Done()
+	time.Sleep(stopGrace)
+	fmt.Fprintf(stderr, "mcpp-chat: still busy %v after the signal (a client that stopped reading, or input that never ends) — exiting now; nothing half-written is left\n", stopGrace)
+	os.Exit(exitError)
 }
 
 const usage = `mcpp-chat — a chat and Q&A channel between coding sessions in different repositories

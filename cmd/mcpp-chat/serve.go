@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -27,16 +30,54 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		return exitError
 	}
 	defer svc.DB.Close()
-	if name, err := svc.DB.Register(ctx, svc.Me); err == nil {
-		svc.Me.Name = name
+	// A party exists from its first tool call: a client that only starts
+	// the server (claude mcp list, a probe) must not make one. The
+	// instructions name it all the same, as it is or will be named.
+	if name, err := svc.DB.NameFor(ctx, svc.Me); err == nil {
+		svc.PartyName = name
 	} else {
-		log.Warn("could not register the party yet", "err", err)
+		log.Warn("could not look up the party's name", "err", err)
 	}
-	stopWaiting := make(chan struct{})
-	svc.StopWaiting = stopWaiting
+	stdinEnded := make(chan struct{})
+	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)
-	if err := tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout, func() { close(stopWaiting) })); err != nil {
+	served := make(chan error, 1)
+	go func() {
+		served <- tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout, func() { close(stdinEnded) }))
+	}()
+	if err := awaitEnd(ctx, served, stdinEnded); err != nil {
 		log.Warn("server stopped", "err", err)
 	}
 	return exitOK
+}
+
+// answerGrace is how long, once stdin has ended, the answers still due may
+// take to be written: every call ends within BusyTimeout, and chat_wait
+// answers at once.
+const answerGrace = store.BusyTimeout + 5*time.Second
+
+// awaitEnd waits for the session to end. A client that stopped reading
+// leaves the answers' writes blocked in the kernel, where nothing can end
+// them, and the session would wait for them forever: after a signal
+// (stopGrace) or the end of stdin (answerGrace) serve stops waiting,
+// closes the database and exits.
+func awaitEnd(ctx context.Context, served <-chan error, stdinEnded <-chan struct{}) error {
+	var grace <-chan time.Time
+	signalled := ctx.Done()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case <-signalled:
+			signalled = nil
+			grace = time.After(stopGrace / 2) // before main's own deadline: the database still closes
+		case <-stdinEnded:
+			stdinEnded = nil
+			if grace == nil {
+				grace = time.After(answerGrace)
+			}
+		case <-grace:
+			return errors.New("the client stopped reading: answers could not be written — exiting without them")
+		}
+	}
 }

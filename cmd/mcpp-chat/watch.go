@@ -243,7 +243,9 @@ func (s *dbSource) next(ctx context.Context) ([]string, error) {
 // line is the tick line for a message; for a party's watch, the kind and
 // the first words follow.
 func (s *dbSource) line(a store.Arrival) string {
-	head := fmt.Sprintf("%s %s %d %s", a.At, a.Channel, a.Seq, a.Author)
+	// Channel and author come from the database, which any process of
+	// the user can write: the line goes to a terminal or a command.
+	head := tools.OneLine(fmt.Sprintf("%s %s %d %s", a.At, a.Channel, a.Seq, a.Author), 300)
 	if s.workspace == "" {
 		return head
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // lineSignal is a writer that closes first when a whole line arrived.
@@ -82,5 +84,21 @@ func TestWatchSaysWhatItWatches(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Error("watch created the database")
+	}
+}
+
+// A watch line goes to a terminal or a command: the author, channel and
+// first words a peer wrote reach it without escapes or direction overrides.
+func TestWatchLinesAreCleaned(t *testing.T) {
+	a := store.Arrival{Channel: "c\x1b[2J", Seq: 3, Kind: "ask", Author: "evil\x1b]0;PWNED\x07\u202e",
+		Title: "innocent \u202egnp.exe\u202c \x1b[31mred", At: "2026-11-30T10:00:00.000000+00:00"}
+	for _, s := range []*dbSource{{workspace: "/srv/me"}, {}} {
+		line := s.line(a)
+		if strings.ContainsAny(line, "\x1b\x07\u202e\u202c") {
+			t.Errorf("watch line %q", line)
+		}
+	}
+	if got := (&dbSource{workspace: "/srv/me"}).line(a); !strings.HasSuffix(got, "ask: innocent gnp.exe red") {
+		t.Errorf("watch --mine line %q", got)
 	}
 }

@@ -3,13 +3,13 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -67,14 +67,75 @@ func Parse(data []byte) (Config, error) {
 	return c, c.validate()
 }
 
+// decode reads the YAML once, checks its keys against Config (naming an
+// unknown one as the file spells it, never as a Go type), then fills c.
 func decode(data []byte, c *Config) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	err := dec.Decode(c)
-	if errors.Is(err, io.EOF) { // an empty file
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if len(doc.Content) == 0 { // empty, or only comments
 		return nil
 	}
+	if err := checkKeys(doc.Content[0], reflect.TypeFor[Config](), ""); err != nil {
+		return err
+	}
+	err := doc.Content[0].Decode(c)
+	var te *yaml.TypeError
+	if errors.As(err, &te) { // one line, not the decoder's list
+		return errors.New(strings.Join(te.Errors, "; "))
+	}
 	return err
+}
+
+// checkKeys finds the first key Config does not have, or a section given
+// a single value, and names it with its line and the keys there are.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+	if t.Kind() != reflect.Struct {
+		return nil // a value: the decoder checks its type
+	}
+	if n.Kind != yaml.MappingNode {
+		where := "the file"
+		if prefix != "" {
+			where = fmt.Sprintf("%s (line %d)", strings.TrimSuffix(prefix, "."), n.Line)
+		}
+		return fmt.Errorf("%s holds a single value where keys belong (the keys are %s)", where, strings.Join(configKeys(t, prefix), ", "))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		field, ok := fieldByKey(t, key.Value)
+		if !ok {
+			return fmt.Errorf("unknown key %s%s on line %d (the keys are %s)", prefix, key.Value, key.Line, strings.Join(configKeys(reflect.TypeFor[Config](), ""), ", "))
+		}
+		if err := checkKeys(value, field.Type, prefix+key.Value+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("yaml") == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// configKeys lists the keys of config.yaml, dotted: chat.read_limit, ...
+func configKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key := prefix + f.Tag.Get("yaml")
+		if f.Type.Kind() == reflect.Struct {
+			keys = append(keys, configKeys(f.Type, key+".")...)
+		} else {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 func (c Config) validate() error {
@@ -95,12 +156,15 @@ func (c Config) validate() error {
 
 // Load reads the config file at path; a missing file means the defaults.
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil
 	}
+	if errors.Is(err, ErrNotRegular) || errors.Is(err, ErrTooLarge) {
+		return Config{}, fmt.Errorf("config %w — point MCPP_CHAT_CONFIG at a YAML file, or remove it to use the defaults", err)
+	}
 	if err != nil {
-		return Config{}, fmt.Errorf("read config %s: %w", path, err)
+		return Config{}, fmt.Errorf("cannot read the config %s: %w — check its permissions, or point MCPP_CHAT_CONFIG elsewhere", path, err)
 	}
 	c, err := Parse(data)
 	if err != nil {

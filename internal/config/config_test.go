@@ -60,7 +60,17 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 			t.Errorf("Parse(%q) error %v does not name %q", body, err, key)
 		}
 	}
-	_, err := Parse([]byte("chat:\n  read_limit: 900\n"))
+	// Named as written in the file, with its line and the keys there are;
+	// never as a Go struct type (issue 11).
+	_, err := Parse([]byte("# comment\nchat:\n  read_limit: 5\n  foo: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), "unknown key chat.foo on line 4") || !strings.Contains(err.Error(), "chat.read_limit, chat.tick_file") || strings.Contains(err.Error(), "struct") {
+		t.Errorf("unknown chat.foo: %v", err)
+	}
+	_, err = Parse([]byte("chat: 5\n"))
+	if err == nil || strings.Contains(err.Error(), "struct") {
+		t.Errorf("chat: 5 — %v", err)
+	}
+	_, err = Parse([]byte("chat:\n  read_limit: 900\n"))
 	if err == nil || !strings.Contains(err.Error(), "chat.read_limit") {
 		t.Fatalf("out-of-range read_limit: %v", err)
 	}

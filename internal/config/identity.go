@@ -66,9 +66,9 @@ func Identify(start string, gitRoot bool) (Party, error) {
 
 func fromMarker(root string) (Party, error) {
 	path := filepath.Join(root, MarkerFile)
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxMarkerBytes)
 	if err != nil {
-		return Party{}, fmt.Errorf("read %s: %w", path, err)
+		return Party{}, fmt.Errorf("cannot read the party marker: %w — make %s a small YAML file (just `name: <party>`, or nothing) or remove it", err, MarkerFile)
 	}
 	var marker struct {
 		Name string `yaml:"name"`
@@ -76,9 +76,12 @@ func fromMarker(root string) (Party, error) {
 	if err := yaml.Unmarshal(data, &marker); err != nil {
 		return Party{}, fmt.Errorf("%s is not valid YAML (%v) — fix it; it may hold just `name: <party>` or nothing", path, err)
 	}
-	name := marker.Name
-	if strings.TrimSpace(name) == "" {
-		name = filepath.Base(root)
+	if strings.TrimSpace(marker.Name) == "" {
+		return Party{Name: PartyName(filepath.Base(root)), Root: root, Via: "marker"}, nil
+	}
+	name := normalName(marker.Name)
+	if len(name) > MaxPartyName {
+		return Party{}, fmt.Errorf("the name in %s is %d characters long — shorten it to at most %d (letters, digits and . _ ~ -)", path, len(name), MaxPartyName)
 	}
 	return Party{Name: PartyName(name), Root: root, Via: "marker"}, nil
 }
@@ -90,14 +93,27 @@ func exists(path string) bool {
 
 var nonName = regexp.MustCompile(`[^a-z0-9._~-]+`)
 
+// MaxPartyName is the longest party name, as for channel names: a name is
+// in every peer's whoami, every tick line and every watch line.
+const MaxPartyName = 64
+
 // PartyName normalises a folder name: lowercase, runs of anything outside
-// [a-z0-9._~-] become -, trimmed of -; empty becomes "unnamed".
+// [a-z0-9._~-] become -, trimmed of -, cut to MaxPartyName; empty becomes
+// "unnamed". A folder's name is not chosen for the chat, so a long one is
+// cut rather than refused; a marker's name: is refused (fromMarker).
 func PartyName(raw string) string {
-	name := strings.Trim(nonName.ReplaceAllString(strings.ToLower(raw), "-"), "-")
+	name := normalName(raw)
+	if len(name) > MaxPartyName {
+		name = strings.TrimRight(name[:MaxPartyName], "-")
+	}
 	if name == "" {
 		return "unnamed"
 	}
 	return name
+}
+
+func normalName(raw string) string {
+	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(raw), "-"), "-")
 }
 
 // OSUser is the login name recorded with a new party, found as Python's

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -127,5 +128,25 @@ func TestPasswdName(t *testing.T) {
 	}
 	if got := passwdName(passwd, 42); got != "" {
 		t.Fatalf("unknown uid: got %q", got)
+	}
+}
+
+// A party's name is in every peer's whoami and in every tick and watch
+// line: a marker's name over 64 characters is refused, a folder's is cut.
+func TestPartyNamesAreAtMost64Characters(t *testing.T) {
+	repo := mkdir(t, t.TempDir(), "repo")
+	mkdir(t, repo, ".git")
+	os.WriteFile(filepath.Join(repo, MarkerFile), []byte("name: "+strings.Repeat("a", 60000)+"\n"), 0o644)
+	_, err := Identify(repo, true)
+	if err == nil || !strings.Contains(err.Error(), "60000 characters") || !strings.Contains(err.Error(), "at most 64") {
+		t.Fatalf("a 60,000-character marker name: %v", err)
+	}
+	os.WriteFile(filepath.Join(repo, MarkerFile), []byte("name: "+strings.Repeat("b", 64)+"\n"), 0o644)
+	if p, err := Identify(repo, true); err != nil || p.Name != strings.Repeat("b", 64) {
+		t.Fatalf("a 64-character marker name: %+v %v", p, err)
+	}
+	long := mkdir(t, t.TempDir(), strings.Repeat("c", 63)+"-"+strings.Repeat("d", 100))
+	if p, err := Identify(long, false); err != nil || p.Name != strings.Repeat("c", 63) {
+		t.Fatalf("a 164-character folder: %+v %v", p, err)
 	}
 }

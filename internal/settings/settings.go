@@ -318,7 +318,8 @@ func editFile(path string, create bool, fn func(old []byte) ([]byte, error)) (ba
 			mode = info.Mode().Perm()
 		}
 		backup = path + ".bak"
-		if err := os.WriteFile(backup, old, mode); err != nil {
+		// Replaced, not written through: a symlink at .bak is not followed.
+		if err := replace(backup, old, mode); err != nil {
 			return "", fmt.Errorf("cannot write the backup %s: %w — nothing was changed", backup, err)
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -139,3 +139,29 @@ func TestRemoveDropsOnlyWhatMatches(t *testing.T) {
 		t.Errorf("nothing to remove changed the document: %s", same)
 	}
 }
+
+// The backup MergeFile makes is a file of its own: a symlink planted at
+// settings.json.bak is replaced, not written through.
+func TestMergeFileDoesNotWriteTheBackupThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(path, []byte(`{"theme": "dark"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(target, []byte("precious data\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path+".bak"); err != nil {
+		t.Fatal(err)
+	}
+	if _, backup, err := MergeFile(path, stop); err != nil || backup != path+".bak" {
+		t.Fatalf("MergeFile: backup %q, %v", backup, err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "precious data\n" {
+		t.Fatalf("the symlink's target was overwritten: %q", data)
+	}
+	if data, _ := os.ReadFile(path + ".bak"); string(data) != `{"theme": "dark"}` {
+		t.Fatalf("backup = %q", data)
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,13 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// backupDay is the date suffix of a backup file: <db file name>.<yymmdd>.
-const backupDay = "060102"
+// backupDay is the date suffix of a backup file: <db file name>.<yyyymmdd>.
+const backupDay = "20060102"
+
+// oldBackupDay is the suffix copies had before: still read (a copy of today
+// under it counts, and old copies are pruned in turn), never written. Two
+// digits read a year of 2070 as 1970.
+const oldBackupDay = "060102"
 
 // staleTemp is how old an unfinished copy (a process killed mid-backup)
 // must be before any process deletes it.
@@ -34,7 +41,7 @@ type dailyBackup struct {
 
 // DailyBackup makes every committed call check, once per day and process,
 // that today's copy of the database exists in dir, and make it in the
-// background if not, keeping retainDays days of copies. A failed backup is
+// background if not, keeping the newest retainDays copies. A failed backup is
 // reported to onError and never fails a call. Close waits for a running copy.
 func (d *DB) DailyBackup(dir string, retainDays int, onError func(error)) {
 	d.backup = &dailyBackup{dir: dir, retain: retainDays, onError: onError, now: time.Now}
@@ -72,8 +79,8 @@ func (d *DB) waitBackup() {
 	}
 }
 
-// Backup copies the database to dir/<db file name>.<yymmdd of now> unless
-// that file exists, then deletes copies older than retainDays days. The copy
+// Backup copies the database to dir/<db file name>.<yyyymmdd of now> unless
+// today's copy exists, then keeps the newest retainDays copies. The copy
 // is a consistent snapshot taken with VACUUM INTO inside a read transaction,
 // so writers in this and other processes go on meanwhile; it is written to a
 // temporary owner-only file and renamed into place, so a crash never leaves
@@ -83,6 +90,9 @@ func (d *DB) Backup(ctx context.Context, dir string, retainDays int, now time.Ti
 	path = filepath.Join(dir, base+"."+now.Format(backupDay))
 	if _, err := os.Lstat(path); err == nil {
 		return path, false, nil
+	}
+	if old := filepath.Join(dir, base+"."+now.Format(oldBackupDay)); fileExists(old) {
+		return old, false, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return path, false, fmt.Errorf("cannot create the backup folder %s: %w — make it writable or set storage.daily_backup: false", dir, err)
@@ -122,17 +132,22 @@ func syncFile(path string) error {
 	return f.Sync()
 }
 
-// pruneBackups deletes this database's copies dated before the retention
-// window, and temporary copies a killed process left behind. It touches
-// no other file.
-func pruneBackups(dir, base string, retainDays int, now time.Time) error {
+// pruneBackups keeps this database's newest retain copies, by the date in
+// their names, and deletes the older ones, and temporary copies a killed
+// process left behind. It touches no other file. Which copies are newest
+// does not depend on the clock: a call made while the clock is years ahead
+// adds one copy and deletes only the oldest, never all of them.
+func pruneBackups(dir, base string, retain int, now time.Time) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list backups in %s: %w", dir, err)
 	}
-	dated := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `\.([0-9]{6})(\.tmp-[0-9]+)?$`)
-	y, m, day := now.Date()
-	oldest := time.Date(y, m, day-(max(retainDays, 1)-1), 0, 0, 0, 0, now.Location())
+	dated := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `\.([0-9]{8}|[0-9]{6})(\.tmp-[0-9]+)?$`)
+	type backup struct {
+		path string
+		day  time.Time
+	}
+	var copies []backup
 	var errs []error
 	for _, e := range entries {
 		match := dated.FindStringSubmatch(e.Name())
@@ -140,16 +155,25 @@ func pruneBackups(dir, base string, retainDays int, now time.Time) error {
 			continue
 		}
 		full := filepath.Join(dir, e.Name())
-		if strings.Contains(e.Name(), ".tmp-") {
+		if match[2] != "" {
 			if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > staleTemp {
 				errs = append(errs, removeBackup(full))
 			}
 			continue
 		}
-		date, err := time.ParseInLocation(backupDay, match[1], now.Location())
-		if err == nil && date.Before(oldest) {
-			errs = append(errs, removeBackup(full))
+		layout := backupDay
+		if len(match[1]) == len(oldBackupDay) {
+			layout = oldBackupDay
 		}
+		if day, err := time.ParseInLocation(layout, match[1], now.Location()); err == nil {
+			copies = append(copies, backup{full, day})
+		}
+	}
+	slices.SortFunc(copies, func(a, b backup) int {
+		return cmp.Or(b.day.Compare(a.day), strings.Compare(b.path, a.path))
+	})
+	for _, c := range copies[min(max(retain, 1), len(copies)):] {
+		errs = append(errs, removeBackup(c.path))
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 	if err != nil || !made {
 		t.Fatalf("backup: made=%v %v", made, err)
 	}
-	if want := filepath.Join(dir, "chat.db."+now.Format("060102")); path != want {
+	if want := filepath.Join(dir, "chat.db."+now.Format("20060102")); path != want {
 		t.Fatalf("backup at %s, want %s", path, want)
 	}
 	copyDB := openBackup(t, path)
@@ -121,7 +122,9 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 	}
 }
 
-func TestBackupKeepsRetainDays(t *testing.T) {
+// The newest retain copies are kept, whichever names they have (six-digit
+// dates from before, eight-digit ones now); no other file is touched.
+func TestBackupKeepsTheNewestCopies(t *testing.T) {
 	ctx := context.Background()
 	db, _ := backupWorld(t)
 	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
@@ -129,14 +132,59 @@ func TestBackupKeepsRetainDays(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 3, 5, 10, 0, 0, 0, time.Local)
-	day := func(d int) string { return "chat.db." + now.AddDate(0, 0, -d).Format("060102") }
+	day := func(d int) string { return "chat.db." + now.AddDate(0, 0, -d).Format("20060102") }
+	oldDay := func(d int) string { return "chat.db." + now.AddDate(0, 0, -d).Format("060102") }
 	old := now.Add(-2 * time.Hour)
 	files := map[string]time.Time{
-		day(1): now, day(6): now, day(7): now, day(10): now, day(400): now,
+		day(1): now, oldDay(6): now, day(7): now, oldDay(10): now, day(400): now,
 		"chat.db.notes": now, "other.db." + now.AddDate(0, 0, -30).Format("060102"): now,
 		day(2) + ".tmp-123": old, // left by a killed backup
 		day(0) + ".tmp-456": now, // another process's backup in progress
 	}
+	writeBackups(t, dir, files)
+	if _, made, err := db.Backup(ctx, dir, 3, now); !made || err != nil {
+		t.Fatalf("backup: made=%v %v", made, err)
+	}
+	want := []string{day(0), day(0) + ".tmp-456", day(1), oldDay(6), "chat.db.notes", "other.db." + now.AddDate(0, 0, -30).Format("060102")}
+	if got := backupNames(t, dir); fmt.Sprint(got) != fmt.Sprint(sorted(want)) {
+		t.Fatalf("after pruning to the newest 3 copies:\n got  %v\n want %v", got, sorted(want))
+	}
+}
+
+// A clock that jumps forward once must not delete the backups: one call
+// in 2031 used to leave one copy, one in 2070 none (its two-digit year
+// read back as 1970).
+func TestBackupsSurviveAClockJump(t *testing.T) {
+	ctx := context.Background()
+	db, _ := backupWorld(t)
+	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Date(2026, 3, 7, 10, 0, 0, 0, time.Local)
+	files := map[string]time.Time{}
+	for d := range 7 {
+		files["chat.db."+today.AddDate(0, 0, -d).Format("060102")] = today
+	}
+	writeBackups(t, dir, files)
+	for _, jump := range []time.Time{time.Date(2031, 1, 1, 10, 0, 0, 0, time.Local), time.Date(2070, 1, 1, 10, 0, 0, 0, time.Local)} {
+		path, made, err := db.Backup(ctx, dir, 7, jump)
+		if !made || err != nil {
+			t.Fatalf("backup at %v: made=%v %v", jump, made, err)
+		}
+		got := backupNames(t, dir)
+		if len(got) != 7 || !slices.Contains(got, filepath.Base(path)) {
+			t.Fatalf("after a backup at %v: %v, want the 7 newest including %s", jump.Year(), got, filepath.Base(path))
+		}
+	}
+	// Back to the right time: the copies of the last days are still there.
+	if got := backupNames(t, dir); !slices.Contains(got, "chat.db.260307") || !slices.Contains(got, "chat.db.260303") {
+		t.Fatalf("the copies of the days before the jump are gone: %v", got)
+	}
+}
+
+func writeBackups(t *testing.T, dir string, files map[string]time.Time) {
+	t.Helper()
 	for name, mtime := range files {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
@@ -144,19 +192,25 @@ func TestBackupKeepsRetainDays(t *testing.T) {
 		}
 		os.Chtimes(p, mtime, mtime)
 	}
-	if _, made, err := db.Backup(ctx, dir, 7, now); !made || err != nil {
-		t.Fatalf("backup: made=%v %v", made, err)
+}
+
+func backupNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dir)
-	var got []string
+	var names []string
 	for _, e := range entries {
-		got = append(got, e.Name())
+		names = append(names, e.Name())
 	}
-	want := []string{day(0), day(0) + ".tmp-456", day(1), day(6), "chat.db.notes", "other.db." + now.AddDate(0, 0, -30).Format("060102")}
-	sort.Strings(want)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("after pruning with 7 retained days:\n got  %v\n want %v", got, want)
-	}
+	return names // ReadDir sorts by name
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
 }
 
 func TestDailyBackupOncePerDayAndNeverFailsACall(t *testing.T) {
@@ -184,7 +238,7 @@ func TestDailyBackupOncePerDayAndNeverFailsACall(t *testing.T) {
 		return len(entries)
 	}
 	say()
-	first := filepath.Join(dir, "chat.db."+clock.Format("060102"))
+	first := filepath.Join(dir, "chat.db."+clock.Format("20060102"))
 	openBackup(t, first)
 	info1, _ := os.Stat(first)
 	say()

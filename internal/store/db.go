@@ -66,6 +66,9 @@ type DB struct {
 	backup *dailyBackup
 	// stmts keeps the queries prepared across calls.
 	stmts *stmtCache
+	// opened is the file at path when it was opened: a write checks that
+	// it is still the one there (stillAtPath).
+	opened os.FileInfo
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -89,8 +92,25 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if d.opened, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("the chat database %s went away while it was being opened — run the command again", path)
+	}
 	d.stmts = newStmtCache(db)
 	return d, nil
+}
+
+// stillAtPath refuses a write when the database file this process holds is
+// no longer the one at its path: deleted, or replaced by another file.
+// SQLite would go on writing to the file it holds, confirming writes that
+// vanish when the process exits and that no other session ever sees. One
+// stat per write transaction; reads do without.
+func (d *DB) stillAtPath() error {
+	info, err := os.Stat(d.path)
+	if err == nil && os.SameFile(info, d.opened) {
+		return nil
+	}
+	return storageErrorf("the chat database %s was deleted or replaced while this session had it open — nothing was written (it would have gone to the old file and been lost); restart this session, or just its chat server (Claude Code: /mcp, reconnect), so that it opens the file now at that path", d.path)
 }
 
 // Path is the database file.
@@ -158,11 +178,44 @@ func describe(path string, err error) error {
 		return ErrBusy
 	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
 		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
-	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
-		return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN),
+		errors.Is(err, sqlite3.IOERR), errors.Is(err, sqlite3.FULL):
+		return describeFile(path, err)
 	}
 	return err
 }
+
+// describeFile explains an error that the file, the files beside it or
+// its disk caused: what SQLite says (an I/O error, "unable to open") is
+// the same for several causes, each with its own fix.
+func describeFile(path string, err error) error {
+	if diskFull(filepath.Dir(path)) {
+		return storageErrorf("the disk holding %s is full, so the chat database cannot grow: nothing was written — free some space on it and retry; meanwhile a running session can still read with chat_read peek=true and chat_inbox", filepath.Dir(path))
+	}
+	if link := linkedSidecar(path); link != "" {
+		return storageErrorf("%s is a symbolic link, and SQLite opens no link beside a database — with every session stopped, replace the link with the file it points to (or remove it if it points nowhere), or point MCPP_CHAT_DB elsewhere", link)
+	}
+	if errors.Is(err, sqlite3.IOERR) || errors.Is(err, sqlite3.FULL) {
+		return err
+	}
+	return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+}
+
+// linkedSidecar is the -wal or -shm beside the database that is a symbolic
+// link, or "": SQLite refuses to open one, and the error it gives reads
+// like a permission problem.
+func linkedSidecar(path string) string {
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if info, err := os.Lstat(side); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return side
+		}
+	}
+	return ""
+}
+
+// minFreeBytes is the room below which a failed write is put down to a
+// full disk: less than a few pages of the database and its -wal.
+const minFreeBytes = 64 << 10
 
 // tx is one tool call's transaction.
 type tx struct {
@@ -171,9 +224,11 @@ type tx struct {
 	now     string
 	changed *Change
 	stmts   *stmtCache // nil: prepare every query afresh
+	wrote   bool       // an exec ran: the commit writes
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	t.wrote = true
 	if st := t.stmts.in(t, query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -335,6 +390,12 @@ func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn fu
 		sqlTx.Rollback()
 		return nil, d.wrap(err)
 	}
+	if t.wrote {
+		if err := d.stillAtPath(); err != nil {
+			sqlTx.Rollback()
+			return nil, err
+		}
+	}
 	if err := sqlTx.Commit(); err != nil {
 		sqlTx.Rollback()
 		return nil, d.wrap(err)
@@ -346,7 +407,8 @@ func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn fu
 // them) and explains every other driver error.
 func (d *DB) wrap(err error) error {
 	var ue *UserError
-	if errors.As(err, &ue) || isBusy(err) || errors.Is(err, ErrBusy) {
+	var se *StorageError
+	if errors.As(err, &ue) || errors.As(err, &se) || isBusy(err) || errors.Is(err, ErrBusy) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -369,6 +431,17 @@ func (e *UserError) Error() string { return e.msg }
 
 func userErrorf(format string, args ...any) error {
 	return &UserError{msg: fmt.Sprintf(format, args...)}
+}
+
+// StorageError is a state of the database file or its disk that stops a
+// call and that the user must fix (a full disk, say). Its message is one
+// sentence that says what happened and what to do.
+type StorageError struct{ msg string }
+
+func (e *StorageError) Error() string { return e.msg }
+
+func storageErrorf(format string, args ...any) error {
+	return &StorageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // quoteList renders names for an error message: a, b, c.

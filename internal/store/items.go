@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,7 +50,9 @@ func scanTarget(s interface{ Scan(...any) error }) (target, error) {
 // findMessage resolves an address: slug, seq, #seq, channel:seq or
 // channel:slug. A bare seq means a seq in your channel (the channel choice
 // rule); a bare slug is looked up in the channels you sit in or consume
-// items of.
+// items of. #seq is always a seq. Digits alone are a seq, unless a slug of
+// digits (which only the Python edition creates) exists too: then the
+// address must name exactly one message, or it is refused as ambiguous.
 func (t *tx) findMessage(p party, addr, defaultChannel string) (target, error) {
 	raw := strings.TrimSpace(addr)
 	ref := strings.ToLower(raw)
@@ -58,59 +61,153 @@ func (t *tx) findMessage(p party, addr, defaultChannel string) (target, error) {
 		chName, ref = ref[:i], ref[i+1:]
 	}
 	ref = strings.TrimSpace(ref)
-	seqText := strings.TrimPrefix(ref, "#")
-	seq, seqErr := strconv.ParseInt(seqText, 10, 64)
+	hashed := strings.HasPrefix(ref, "#")
+	seq, seqErr := strconv.ParseInt(strings.TrimPrefix(ref, "#"), 10, 64)
 	isSeq := seqErr == nil && seq > 0
-	if ref == "" || (strings.HasPrefix(ref, "#") && !isSeq) {
+	if ref == "" || (hashed && !isSeq) {
 		return target{}, userErrorf("item %q is not an address — use a slug, a seq, #seq, channel:seq or channel:slug", raw)
 	}
-	var c channel
-	var err error
-	switch {
-	case chName != "":
-		c, err = t.channelByName(chName)
-	case isSeq:
-		c, err = t.seatedChannel(p, "", defaultChannel)
-	default:
-		return t.findSlug(p, ref, raw)
+	if chName != "" {
+		c, err := t.channelByName(chName)
+		if err != nil {
+			return target{}, err
+		}
+		return t.findInChannel(c, raw, ref, seq, isSeq, hashed)
 	}
+	if !isSeq {
+		found, err := t.findSlug(p, ref)
+		if err != nil {
+			return target{}, err
+		}
+		return oneSlug(found, raw, ref)
+	}
+	var legacy []target // items whose slug is these digits
+	if !hashed {
+		var err error
+		if legacy, err = t.findSlug(p, ref); err != nil {
+			return target{}, err
+		}
+	}
+	c, err := t.seatedChannel(p, "", defaultChannel)
+	if err != nil {
+		if len(legacy) == 0 {
+			return target{}, err
+		}
+		// No channel to read the seq in: the slug alone would be a guess.
+		return target{}, ambiguous(raw, legacy, seq)
+	}
+	x, ok, err := t.messageAt(c, seq)
 	if err != nil {
 		return target{}, err
 	}
-	var row *sql.Row
-	if isSeq {
-		row = t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.seq = ?`, c.id, seq)
-	} else {
-		row = t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.slug = ?`, c.id, ref)
+	if ok {
+		legacy = append([]target{x}, legacy...)
 	}
-	x, err := scanTarget(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return x, userErrorf("there is no message %q in '%s' — check the seq or slug with chat_read(channel=%q)", raw, c.name, c.name)
+	switch found := distinct(legacy); len(found) {
+	case 0:
+		return target{}, userErrorf("there is no message %q in '%s' — check the seq or slug with chat_read(channel=%q)", raw, c.name, c.name)
+	case 1:
+		return found[0], nil
+	default:
+		return target{}, ambiguous(raw, found, 0)
 	}
-	return x, err
 }
 
-func (t *tx) findSlug(p party, slug, raw string) (target, error) {
+// findInChannel resolves the part after "channel:".
+func (t *tx) findInChannel(c channel, raw, ref string, seq int64, isSeq, hashed bool) (target, error) {
+	var found []target
+	if isSeq {
+		x, ok, err := t.messageAt(c, seq)
+		if err != nil {
+			return target{}, err
+		}
+		if ok {
+			found = append(found, x)
+		}
+	}
+	if !hashed {
+		x, err := scanTarget(t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.slug = ?`, c.id, ref))
+		switch {
+		case err == nil:
+			found = append(found, x)
+		case !errors.Is(err, sql.ErrNoRows):
+			return target{}, err
+		}
+	}
+	switch found = distinct(found); len(found) {
+	case 0:
+		return target{}, userErrorf("there is no message %q in '%s' — check the seq or slug with chat_read(channel=%q)", raw, c.name, c.name)
+	case 1:
+		return found[0], nil
+	}
+	return target{}, ambiguous(raw, found, 0)
+}
+
+// messageAt is the message with seq in channel c, if there is one.
+func (t *tx) messageAt(c channel, seq int64) (target, bool, error) {
+	x, err := scanTarget(t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.channel_id = ? AND m.seq = ?`, c.id, seq))
+	if errors.Is(err, sql.ErrNoRows) {
+		return x, false, nil
+	}
+	return x, err == nil, err
+}
+
+// distinct drops repeats of a message (a legacy slug "3" on seq 3 is one).
+func distinct(list []target) []target {
+	var out []target
+	for _, x := range list {
+		if !slices.ContainsFunc(out, func(y target) bool { return y.id == x.id }) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ambiguous refuses digits that are a seq and also the slug of an item
+// (made by the Python edition), offering the channel:#seq form of each
+// message, which cannot be mistaken; seq > 0 adds the form for a seq whose
+// channel is unknown.
+func ambiguous(raw string, found []target, seq int64) error {
+	var choices []string
+	for _, x := range found {
+		choices = append(choices, fmt.Sprintf("%s for %s", x.address(), x.label()))
+	}
+	if seq > 0 {
+		choices = append(choices, fmt.Sprintf("<channel>:#%d for message #%d of a channel", seq, seq))
+	}
+	return userErrorf("item %q is ambiguous: its digits are a seq and also the slug of an item an older edition made — pass %s", raw, strings.Join(choices, ", or "))
+}
+
+// address is the unambiguous address of a message: channel:#seq.
+func (x target) address() string {
+	return fmt.Sprintf("%s:#%d", x.ch.name, x.seq)
+}
+
+// findSlug lists the items with slug in the channels p sits in or
+// consumes items of, by channel name.
+func (t *tx) findSlug(p party, slug string) ([]target, error) {
 	rows, err := t.query(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id
 		WHERE m.slug = ?1 AND (
 			m.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = ?2 AND left_at IS NULL)
 			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?2))
 		ORDER BY c.name`, slug, p.id)
 	if err != nil {
-		return target{}, err
+		return nil, err
 	}
 	defer rows.Close()
 	var found []target
 	for rows.Next() {
 		x, err := scanTarget(rows)
 		if err != nil {
-			return target{}, err
+			return nil, err
 		}
 		found = append(found, x)
 	}
-	if err := rows.Err(); err != nil {
-		return target{}, err
-	}
+	return found, rows.Err()
+}
+
+// oneSlug picks the one item a bare slug names.
+func oneSlug(found []target, raw, slug string) (target, error) {
 	switch len(found) {
 	case 1:
 		return found[0], nil
@@ -158,7 +255,9 @@ func (t *tx) consumerRow(itemID, partyID int64) (consumer, bool, error) {
 var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 
 // Slugify derives an item handle: lowercase, runs of anything but a-z0-9
-// become -, trimmed, cut to 40, trimmed again; empty becomes "item".
+// become -, trimmed, cut to 40, trimmed again; empty becomes "item". Digits
+// alone would read as a seq in an address ("c2:1" would name the item [1]
+// and seq 1 at once), so they become item-<digits>.
 func Slugify(s string) string {
 	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if len(slug) > 40 {
@@ -167,7 +266,20 @@ func Slugify(s string) string {
 	if slug == "" {
 		return "item"
 	}
+	if allDigits(slug) {
+		slug = "item-" + slug
+		slug = slug[:min(len(slug), 40)]
+	}
 	return slug
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // AskArgs are chat_ask's arguments.
@@ -277,10 +389,24 @@ func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, 
 		}
 		out = append(out, q)
 	}
-	if len(out) < 2 {
-		return nil, userErrorf("an item needs a consumer besides you and nobody else sits in '%s' — seat a peer with chat_channel_new or ask it to chat_channel_join", c.name)
+	switch {
+	case len(out) >= 2:
+		return out, nil
+	case len(named) > 0 && len(seated) > 1:
+		return nil, userErrorf("consumers names only you, and an item needs a consumer besides you — name a party seated in '%s' (%s), or leave consumers out to ask every one of them", c.name, quoteList(without(seated, author.name)))
 	}
-	return out, nil
+	return nil, userErrorf("an item needs a consumer besides you and nobody else sits in '%s' — seat a peer with chat_channel_new or ask it to chat_channel_join", c.name)
+}
+
+// without is list without name.
+func without(list []string, name string) []string {
+	var out []string
+	for _, x := range list {
+		if x != name {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {

@@ -56,16 +56,9 @@ func stale(lastSeen, now string) bool {
 }
 
 func (t *tx) newParty(id Identity) (party, error) {
-	name := id.Name
-	for n := 2; ; n++ {
-		var taken int
-		if err := t.row(`SELECT count(*) FROM parties WHERE name = ?`, name).Scan(&taken); err != nil {
-			return party{}, err
-		}
-		if taken == 0 {
-			break
-		}
-		name = fmt.Sprintf("%s~%d", id.Name, n)
+	name, err := t.freeName(id.Name)
+	if err != nil {
+		return party{}, err
 	}
 	res, err := t.exec(`INSERT INTO parties (name, workspace_path, os_user, about, first_seen, last_seen)
 		VALUES (?, ?, ?, NULL, ?, ?)`, name, id.Workspace, nullable(id.OSUser), t.now, t.now)
@@ -74,6 +67,21 @@ func (t *tx) newParty(id Identity) (party, error) {
 	}
 	pid, err := res.LastInsertId()
 	return party{id: pid, name: name}, err
+}
+
+// freeName is base, or base~2, base~3, ...: the first no party has.
+func (t *tx) freeName(base string) (string, error) {
+	name := base
+	for n := 2; ; n++ {
+		var taken int
+		if err := t.row(`SELECT count(*) FROM parties WHERE name = ?`, name).Scan(&taken); err != nil {
+			return "", err
+		}
+		if taken == 0 {
+			return name, nil
+		}
+		name = fmt.Sprintf("%s~%d", base, n)
+	}
 }
 
 // partyByName finds an existing party; the error tells how a party comes to exist.
@@ -133,8 +141,24 @@ func nullable(s string) any {
 	return s
 }
 
-// Register upserts the caller's party and returns its name, so a server can
-// name its party before the first tool call.
+// NameFor is the name a root has on the chat or, for a root not seen yet,
+// the name its first call would give it (name~2 when another root has the
+// name), without writing: a party exists from its first tool call, and a
+// server names it before that.
+func (d *DB) NameFor(ctx context.Context, id Identity) (string, error) {
+	var name string
+	err := d.view(ctx, func(t *tx) error {
+		err := t.row(`SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
+		if errors.Is(err, sql.ErrNoRows) {
+			name, err = t.freeName(id.Name)
+		}
+		return err
+	})
+	return name, err
+}
+
+// Register upserts the caller's party and returns its name (tests set up
+// parties with it).
 func (d *DB) Register(ctx context.Context, id Identity) (string, error) {
 	var name string
 	err := d.update(ctx, func(t *tx) error {

@@ -236,8 +236,10 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 	}
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"node-dash~2"}})
 	refused(t, err, "does not sit in 'gw--dash'")
+	// Naming only yourself where others sit: say so, and who sits there.
 	_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"mesh-gw"}})
-	refused(t, err, "needs a consumer besides you")
+	refused(t, err, "consumers names only you")
+	refused(t, err, "(node-dash, fw-core)")
 	ann, err := db.Ask(ctx, gw, AskArgs{Title: "freeze", Body: "No merges Friday.", Announce: true})
 	if err != nil || ann.Status != "done" || len(ann.AwaitingAckFrom) != 0 {
 		t.Fatalf("announce (done, so nobody acks it): %+v %v", ann, err)
@@ -727,5 +729,137 @@ func TestArchivedReadStartsAtZero(t *testing.T) {
 	r, err := db.Read(ctx, dash, ReadArgs{Limit: 50, Archived: true})
 	if err != nil || r.FromSeq != 0 || len(r.Messages) != 1 || r.Messages[0].Slug != "q" {
 		t.Fatalf("archived read without since: from #%d, %d messages, %v", r.FromSeq, len(r.Messages), err)
+	}
+}
+
+// An all-digit slug would make "c:1" mean two things (seq 1 and the item
+// [1]), so none is created: digits get an item- prefix.
+func TestDigitSlugsAreNeverCreated(t *testing.T) {
+	for in, want := range map[string]string{
+		"1": "item-1", "#3": "item-3", "2024": "item-2024", " 42 ": "item-42",
+		strings.Repeat("9", 50): "item-" + strings.Repeat("9", 35),
+		"2024 roadmap":          "2024-roadmap",
+	} {
+		if got := Slugify(in); got != want {
+			t.Errorf("Slugify(%q) = %q, want %q", in, got, want)
+		}
+	}
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "drop table", Body: "b"}))
+	for _, a := range []AskArgs{{Title: "1", Body: "b"}, {Title: "t", Body: "b", Slug: "#1"}} {
+		r, err := db.Ask(ctx, gw, a)
+		if err != nil || regexp.MustCompile(`^#?[0-9]+$`).MatchString(r.Slug) {
+			t.Fatalf("ask %+v got slug %q (%v)", a, r.Slug, err)
+		}
+	}
+	// "1" is seq 1 and nothing else.
+	st, err := db.Ack(ctx, dash, "gw--dash:1", "", "")
+	if err != nil || st.Slug != "drop-table" {
+		t.Fatalf("gw--dash:1: %+v %v", st, err)
+	}
+}
+
+// A database written by the Python edition may hold a slug of digits. It
+// stays addressable, and an address that names it and another message is
+// refused as ambiguous instead of acting on either.
+func TestLegacyDigitSlugs(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "drop table", Body: "b"}))                   // seq 1
+	legacy := must2[AskResult](t)(db.Ask(ctx, gw, AskArgs{Title: "legacy", Body: "b"})) // seq 2
+	lonely := must2[AskResult](t)(db.Ask(ctx, gw, AskArgs{Title: "lonely", Body: "b"})) // seq 3
+	for slug, old := range map[string]string{"1": "legacy", "9": "lonely"} {
+		if _, err := db.sql.Exec(`UPDATE messages SET slug = ? WHERE slug = ?`, slug, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	digest := tableDigest(t, db)
+	for _, addr := range []string{"1", "gw--dash:1", "GW--DASH: 1"} {
+		_, err := db.Ack(ctx, dash, addr, "", "")
+		refused(t, err, "ambiguous")
+		refused(t, err, "gw--dash:#1 for [drop-table], or gw--dash:#2 for [1]")
+	}
+	if tableDigest(t, db) != digest {
+		t.Fatal("an ambiguous address changed the database")
+	}
+	for addr, want := range map[string]int64{"#1": 1, "gw--dash:#1": 1, "gw--dash:#2": legacy.Seq, "9": lonely.Seq, "gw--dash:9": lonely.Seq, "#3": lonely.Seq} {
+		st, err := db.Ack(ctx, dash, addr, "", "")
+		if err != nil || st.Seq != want {
+			t.Errorf("address %q: seq %d (%v), want %d", addr, st.Seq, err, want)
+		}
+	}
+	// In several channels, bare digits have no channel for the seq.
+	must(t)(db.ChannelNew(ctx, dash, "other", "", []string{"mesh-gw"}))
+	_, err := db.Ack(ctx, dash, "9", "", "")
+	refused(t, err, "gw--dash:#3 for [9], or <channel>:#9")
+}
+
+func must2[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// tableDigest hashes every row of the tables a call may change.
+func tableDigest(t *testing.T, db *DB) string {
+	t.Helper()
+	h := sha256.New()
+	for _, table := range []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors"} {
+		rows, err := db.sql.Query(`SELECT * FROM ` + table + ` ORDER BY rowid`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(h, "%s %v\n", table, vals)
+		}
+		rows.Close()
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// A database deleted or replaced under a running process: SQLite would go
+// on writing to the file the process holds, and the process would confirm
+// writes that are lost when it exits. Every write is refused instead.
+func TestWritesRefusedWhenTheFileIsGone(t *testing.T) {
+	for _, how := range []string{"deleted", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			db := world(t)
+			ctx := context.Background()
+			must(t)(db.Say(ctx, gw, SayArgs{Text: "before"}))
+			switch how {
+			case "deleted":
+				for _, f := range []string{"", "-wal", "-shm"} {
+					os.Remove(db.Path() + f)
+				}
+			case "replaced": // a backup moved into place, say
+				other := openTest(t)
+				if err := os.Rename(other.Path(), db.Path()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := db.Say(ctx, gw, SayArgs{Text: "after"})
+			var se *StorageError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "was deleted or replaced while this session had it open — nothing was written") {
+				t.Fatalf("a write after the file was %s: %v", how, err)
+			}
+			_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b"})
+			if !errors.As(err, &se) {
+				t.Fatalf("an ask after the file was %s: %v", how, err)
+			}
+		})
 	}
 }

@@ -133,12 +133,14 @@ func (q *writerQueue) file() (*os.File, bool) {
 		return nil, false
 	}
 	if q.f == nil {
-		f, err := os.OpenFile(q.path, os.O_RDWR|os.O_CREATE, 0o600)
+		// Never through a symlink: one planted here would make us create
+		// or lock a file wherever it points.
+		f, err := os.OpenFile(q.path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 		if err != nil {
 			// A folder that refuses the file stays so; anything else (out
 			// of file descriptors, say) may pass: try again next time.
 			if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) ||
-				errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EISDIR) {
+				errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ELOOP) {
 				q.off = true
 			}
 			return nil, false

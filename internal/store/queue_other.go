@@ -7,6 +7,9 @@ import (
 	"os"
 )
 
+// noFollow: no such open flag here.
+const noFollow = 0
+
 // errQueueOff is what flock gives here: the queue turns itself off.
 var errQueueOff = errors.New("no writer queue on this system")
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -182,5 +183,27 @@ func TestWaitForLock(t *testing.T) {
 	}
 	if !wait(context.Background(), 0) {
 		t.Error("without a deadline, the first wait must retry (BusyTimeout from now)")
+	}
+}
+
+// A symlink planted at chat.db.lock is not followed: opening it created a
+// file wherever it pointed. The writes go on, queued by SQLite alone.
+func TestQueueRefusesASymlinkedLockFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "chat.db")
+	target := filepath.Join(t.TempDir(), "created-by-us")
+	if err := os.Symlink(target, path+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Register(context.Background(), Identity{Name: "a", Workspace: "/a"}); err != nil {
+		t.Fatalf("a write with the lock file refused: %v", err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Fatal("the lock file's symlink was followed: its target was created")
 	}
 }

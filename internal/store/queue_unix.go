@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// noFollow makes an open fail on a symlink instead of following it.
+const noFollow = syscall.O_NOFOLLOW
+
 // errLocked reports that another process holds the lock.
 var errLocked = errors.New("locked")
 

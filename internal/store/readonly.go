@@ -376,6 +376,32 @@ func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, er
 	return cp, nil
 }
 
+// Version reads the database's schema version.
+func (r *ReadOnly) Version(ctx context.Context) (int, error) {
+	var version int
+	err := r.view(ctx, func(t *tx) error {
+		var err error
+		version, err = inspect(ctx, t, r.path)
+		return err
+	})
+	return version, err
+}
+
+// NameFor is the name a root has on the chat or, when known is false, the
+// name its first call would give it (see DB.NameFor).
+func (r *ReadOnly) NameFor(ctx context.Context, id Identity) (name string, known bool, err error) {
+	err = r.view(ctx, func(t *tx) error {
+		p, err := t.existingParty(id.Workspace)
+		if errors.Is(err, ErrUnknownParty) {
+			name, err = t.freeName(id.Name)
+			return err
+		}
+		name, known = p.name, err == nil
+		return err
+	})
+	return name, known, err
+}
+
 // existingParty finds the party rooted at workspace without creating it.
 func (t *tx) existingParty(workspace string) (party, error) {
 	p := party{}

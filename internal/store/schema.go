@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -64,8 +65,13 @@ func SchemaVersion() int {
 	return len(p)
 }
 
+// rowQuerier is a database or a transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // inspect reads the schema version without writing: 0 for an empty file.
-func inspect(ctx context.Context, db *sql.DB, path string) (int, error) {
+func inspect(ctx context.Context, db rowQuerier, path string) (int, error) {
 	var tables int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil {
 		return 0, describe(path, err)
@@ -104,6 +110,9 @@ func (d *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("%s has schema version %d but this mcpp-chat knows only up to %d — upgrade mcpp-chat (the file was not changed)", d.path, version, latest)
 	}
 	if err := d.switchToWAL(ctx); err != nil {
+		if isBusy(err) && emptyFile(d.path) {
+			return storageErrorf("%s is empty (0 bytes) while another process has it open — it was emptied under a running session; stop the sessions that use it, then copy the newest backup from .backups/ beside it over it (or move the empty file aside to start afresh)", d.path)
+		}
 		return d.describe(err)
 	}
 	if version == latest {
@@ -132,6 +141,14 @@ func (d *DB) switchToWAL(ctx context.Context) error {
 		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
 		}
 	}
+}
+
+// emptyFile reports a file of 0 bytes. A database emptied under a running
+// session keeps that session's -shm, and every other process then waits
+// in vain to switch it to WAL: "busy" would send the user to wait.
+func emptyFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Size() == 0
 }
 
 func (d *DB) applySteps(ctx context.Context, steps []patch) error {

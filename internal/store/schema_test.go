@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -40,6 +42,28 @@ func TestConcurrentOpensOfANewDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}
+		}
+	}
+}
+
+// A -wal or -shm that is a symbolic link makes SQLite refuse the database
+// with "unable to open": the answer names the link instead of asking for
+// write access the user already has.
+func TestSymlinkedSidecarIsNamed(t *testing.T) {
+	for _, side := range []string{"-wal", "-shm"} {
+		path := filepath.Join(t.TempDir(), "chat.db")
+		db, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		os.Remove(path + side)
+		if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), path+side); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(context.Background(), path)
+		if err == nil || !strings.Contains(err.Error(), path+side+" is a symbolic link") || strings.Contains(err.Error(), "write access") {
+			t.Errorf("%s linked: %v", side, err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // escapes matches terminal escape sequences (CSI, OSC and single-character
@@ -17,20 +18,77 @@ var escapes = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // Clean removes escape sequences and control characters from message text,
-// keeping newlines and tabs.
+// keeping newlines and tabs. It also removes the invisible characters that
+// change how text around them reads: bidirectional overrides and isolates
+// ("innocent \u202egnp.exe" shows as "innocent exe.png"), marks,
+// zero-width and tag characters.
 func Clean(s string) string {
+	if isClean(s) {
+		return s // most text: no scan with a regexp, no copy
+	}
 	if strings.IndexByte(s, 0x1b) >= 0 {
 		s = escapes().ReplaceAllString(s, "")
 	}
 	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		if hidden(r) {
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// isClean reports whether Clean would leave s as it is.
+func isClean(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if hidden(r) || r == utf8.RuneError {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// hidden reports a character Clean removes: control characters but
+// newline and tab, and the invisible formatting characters a peer could
+// use to make text read otherwise than it is.
+func hidden(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r < 0x061c:
+		return false
+	}
+	for _, span := range invisible {
+		if span.lo <= r && r <= span.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// invisible are the formatting characters Clean removes. The zero-width
+// joiner and non-joiner (U+200C, U+200D) stay: scripts and emoji need them,
+// and they cannot reorder text.
+var invisible = [...]struct{ lo, hi rune }{
+	{0x061c, 0x061c},   // Arabic letter mark
+	{0x200b, 0x200b},   // zero-width space
+	{0x200e, 0x200f},   // left-to-right and right-to-left marks
+	{0x2028, 0x202e},   // line and paragraph separators, bidi embeddings and overrides
+	{0x2060, 0x206f},   // word joiner, invisible operators, bidi isolates, deprecated format
+	{0xfeff, 0xfeff},   // zero-width no-break space
+	{0xfff9, 0xfffb},   // interlinear annotation
+	{0xe0000, 0xe007f}, // tag characters
 }
 
 // OneLine cleans s, folds it onto one line and cuts it to n runes.

@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClean(t *testing.T) {
 	cases := map[string]string{
@@ -33,5 +36,36 @@ func TestOneLine(t *testing.T) {
 	}
 	if got := OneLine("x\x1b[2Jy", 10); got != "xy" {
 		t.Errorf("escapes: %q", got)
+	}
+}
+
+// Direction overrides and other invisible formatting make a peer's text
+// read otherwise than it is: "innocent \u202egnp.exe" shows as
+// "innocent exe.png". Clean removes them, and keeps what scripts need.
+func TestCleanRemovesInvisibleFormatting(t *testing.T) {
+	cases := map[string]string{
+		"innocent \u202egnp.exe\u202c":      "innocent gnp.exe",
+		"\u2066isolate\u2069 \u2067x\u2068": "isolate x",
+		"marks \u200e\u200f\u061c":          "marks ",
+		"zero\u200bwidth\u2060join\ufeff":   "zerowidthjoin",
+		"tag\U000E0041\U000E007F":           "tag",
+		"line\u2028para\u2029":              "linepara",
+		"emoji 👩\u200d💻 and نیم\u200cفاصله": "emoji 👩\u200d💻 and نیم\u200cفاصله",
+	}
+	for in, want := range cases {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := OneLine("a\u202eb", 10); got != "ab" {
+		t.Errorf("OneLine keeps an override: %q", got)
+	}
+}
+
+func BenchmarkCleanDisplay(b *testing.B) {
+	display := strings.Repeat("**mesh-gw** #12 ↳ re chunk-api — awaiting ack from node-dash · OPEN\n  a body of a message\n", 300)
+	b.SetBytes(int64(len(display)))
+	for b.Loop() {
+		Clean(display)
 	}
 }

@@ -585,3 +585,32 @@ func TestTickNamesTheNewestWriteWhenProcessesCross(t *testing.T) {
 		t.Fatalf("tick %q, want it to name the newest write (seq %d)", data, newest)
 	}
 }
+
+// Writers that look at the tick file and replace it at the same moment
+// must not let the older write's line replace the newer's: the look and
+// the replacement are one step. (Before, two sessions' ticks delivered a
+// millisecond apart left the older line about one time in six.)
+func TestTickRaceLeavesTheNewest(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), ".tick")
+	base := time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
+	for round := range 50 {
+		var wg sync.WaitGroup
+		newest := int64(0)
+		for w := range 8 {
+			seq := int64(round*8 + w + 1)
+			newest = max(newest, seq)
+			at := base.Add(time.Duration(seq)*time.Microsecond).Format("2006-01-02T15:04:05.000000") + "+00:00"
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				WriteTick(path, store.Change{Channel: "c", Seq: seq, Author: "a", CommittedAt: at})
+			}()
+		}
+		wg.Wait()
+		data, _ := os.ReadFile(path)
+		if tick, ok := ParseTick(string(data)); !ok || tick.Seq != newest {
+			t.Fatalf("round %d: the tick names %q, want seq %d", round, data, newest)
+		}
+	}
+}

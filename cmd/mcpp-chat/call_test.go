@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+// isolatedEnv is an install of its own: database, module folder, home and
+// workspace in temporary folders.
+func isolatedEnv(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	return map[string]string{
+		"MCPP_CHAT_DB":        filepath.Join(dir, "data", "chat.db"),
+		"MCPP_CHAT_HOME":      filepath.Join(dir, "module"),
+		"MCPP_CHAT_WORKSPACE": filepath.Join(dir, "repo"),
+		"HOME":                filepath.Join(dir, "home"),
+	}
+}
+
+// zeros is /dev/zero with a bound, counting what was read from it.
+type zeros struct{ n, limit int }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n >= z.limit {
+		return 0, io.EOF
+	}
+	n := min(len(p), z.limit-z.n)
+	clear(p[:n])
+	z.n += n
+	return n, nil
+}
+
+// `call TOOL -` fed from /dev/zero used to read until memory ran out; it
+// reads at most the request limit and answers a sentence as JSON.
+func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
+	env := isolatedEnv(t)
+	in := &zeros{limit: 4 * tools.MaxLineBytes}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"call", "chat_whoami", "-"}, func(k string) string { return env[k] }, in, &out, &errb)
+	var r callReply
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("not one JSON answer (%v): %q %q", err, out.String(), errb.String())
+	}
+	if code != exitUsage || r.Success || !strings.Contains(r.Error, "over 16 MiB") {
+		t.Fatalf("exit %d, answer %+v", code, r)
+	}
+	if in.n > tools.MaxLineBytes+1 {
+		t.Fatalf("read %d bytes of stdin, want at most %d", in.n, tools.MaxLineBytes+1)
+	}
+}
+
+// Every command's --help prints its usage once, on stdout; a wrong flag
+// prints it once, on stderr.
+func TestHelpPrintsTheUsageOnce(t *testing.T) {
+	env := isolatedEnv(t)
+	getenv := func(k string) string { return env[k] }
+	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo"} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{cmd, "--help"}, getenv, strings.NewReader(""), &out, &errb); code != exitOK {
+			t.Errorf("%s --help: exit %d", cmd, code)
+		}
+		if n := strings.Count(out.String(), "Usage: mcpp-chat "+cmd); n != 1 || errb.Len() != 0 {
+			t.Errorf("%s --help: usage %d times on stdout, stderr %q", cmd, n, errb.String())
+		}
+		out.Reset()
+		errb.Reset()
+		if code := run(context.Background(), []string{cmd, "--no-such-flag"}, getenv, strings.NewReader(""), &out, &errb); code != exitUsage {
+			t.Errorf("%s --no-such-flag: exit %d", cmd, code)
+		}
+		if n := strings.Count(errb.String(), "Usage: mcpp-chat "+cmd); n != 1 || out.Len() != 0 {
+			t.Errorf("%s --no-such-flag: usage %d times on stderr, stdout %q", cmd, n, out.String())
+		}
+	}
+}

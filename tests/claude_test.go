@@ -597,11 +597,13 @@ func TestClaudePrintRunEndsWithTheWakeHookInstalled(t *testing.T) {
 	if !model.AwaitSteps(t.Context(), 1) {
 		t.Fatal("the model was never asked")
 	}
+	answered := time.Now()
 	select {
 	case <-p.done:
 		if p.err != nil {
 			t.Fatalf("claude -p: %v", p.err)
 		}
+		t.Logf("claude -p ended %v after the model's answer", time.Since(answered).Round(time.Millisecond))
 	case <-time.After(printRunEnd):
 		t.Fatalf("claude -p still runs %v after its answer, held by: %q", printRunEnd, ourProcesses(w))
 	}

@@ -109,3 +109,41 @@ func BenchmarkStore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInboxAfterAPeersWrite is the inbox a session reads right after
+// another process wrote: the answer memo cannot help, the store reads (the
+// reader sees 30 live items). Only the inbox is timed.
+func BenchmarkInboxAfterAPeersWrite(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "chat.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	parties := seedParties(10)
+	spec := BenchSpec(parties, 1000)
+	spec.LiveItems = 100
+	report, err := db.Seed(ctx, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	peer, err := Open(ctx, path) // another process, as far as SQLite knows
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer peer.Close()
+	writer := parties[1]
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := peer.Say(ctx, writer, SayArgs{Channel: report.ReaderChannels[0], Text: "news"}); err != nil {
+			writer = parties[(i+2)%len(parties)] // one that sits there
+			continue
+		}
+		b.StartTimer()
+		if _, err := db.Inbox(ctx, parties[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -151,12 +151,7 @@ func messageCost(m readMessage, compact bool) int {
 func continued(m readMessage, offset int) readMessage {
 	total := utf8.RuneCountInString(m.Body)
 	offset = min(offset, total)
-	rest := m.Body
-	for range offset {
-		_, size := utf8.DecodeRuneInString(rest)
-		rest = rest[size:]
-	}
-	m.Body = rest
+	_, m.Body = runePrefix(m.Body, offset)
 	m.Part = &bodyPart{Offset: offset, Length: total - offset, Total: total}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ type Service struct {
 	// Changed blocks until the database may have changed or ctx ends.
 	// nil means poll once a second.
 	Changed func(ctx context.Context) error
+	// Log receives what the agent is not shown: a failure inside the
+	// server, in full. nil means slog's default logger (stderr).
+	Log *slog.Logger
 	// StopWaiting, once closed, makes chat_wait answer at once with the
 	// inbox as it is: the client closed its end (stdin) and sends nothing
 	// more, but reads the answers to what it sent. nil: never.
@@ -159,7 +163,7 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 	}
 	res, err := h.run(ctx, s, args)
 	if err != nil {
-		return Result{}, explain(name, err)
+		return Result{}, s.explain(name, err)
 	}
 	return res, nil
 }
@@ -188,18 +192,42 @@ func (s *Service) toolNames() []string {
 	return names
 }
 
-// explain keeps user-facing errors as they are and phrases the rest.
-func explain(tool string, err error) error {
+// explain keeps the errors written for the agent as they are: a refusal
+// (store.UserError, ArgError), a state of the database the user must fix
+// (store.StorageError), the retryable store.ErrBusy. Anything else is a
+// failure inside the server: the driver's text would tell the agent
+// nothing it can act on, so it is logged in full and the agent gets one
+// sentence that says what to do. A call fails before its transaction
+// commits, so either way nothing was written.
+func (s *Service) explain(tool string, err error) error {
 	var ue *store.UserError
 	var ae *ArgError
 	var se *store.StorageError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ae), errors.As(err, &se), errors.Is(err, store.ErrBusy):
 		return err
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s was cancelled before it finished — nothing was written; call it again if you still need it", tool)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &toolError{err: err, msg: tool + " was cancelled before it finished — nothing was written; call it again if you still need it"}
 	}
-	return fmt.Errorf("%s failed: %v", tool, err)
+	s.log().Error("a tool call failed inside the server", "tool", tool, "party", s.Me.Name, "err", err)
+	return &toolError{err: err, msg: tool + " failed inside the server (details in its log); nothing was written; retry once, then tell the user"}
+}
+
+// toolError is a failure the agent is told about in a sentence of ours;
+// errors.Is and As still see the error behind it.
+type toolError struct {
+	msg string
+	err error
+}
+
+func (e *toolError) Error() string { return e.msg }
+func (e *toolError) Unwrap() error { return e.err }
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
 }
 
 // waitBounds returns chat_wait's ceiling: wait_max_seconds, and

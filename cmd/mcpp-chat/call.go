@@ -60,7 +60,7 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if err != nil {
 		return reply(stdout, callReply{Error: err.Error()}, exitError)
 	}
-	svc, err := in.service(ctx)
+	svc, err := in.service(ctx, newLog(stderr))
 	if err != nil {
 		return reply(stdout, callReply{Error: err.Error()}, exitError)
 	}

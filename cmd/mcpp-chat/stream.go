@@ -43,7 +43,7 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 	in, err := resolve(getenv, workspace)
 	var svc *tools.Service
 	if err == nil {
-		svc, err = in.service(ctx)
+		svc, err = in.service(ctx, newLog(stderr))
 	}
 	if err != nil {
 		out.write(struct {

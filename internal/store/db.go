@@ -27,7 +27,7 @@ const BusyTimeout = 5 * time.Second
 
 // ErrBusy reports that another process held the write lock for longer than
 // BusyTimeout. The call wrote nothing and can be retried.
-var ErrBusy = errors.New("the chat database is busy: another process has held its write lock for 5s — nothing was written; retry the call in a few seconds")
+var ErrBusy = fmt.Errorf("the chat database is busy: another process has held its write lock for %v — nothing was written; retry the call in a few seconds", BusyTimeout)
 
 // Change describes the newest row a committed call touched: what the tick
 // file and watchers report.
@@ -128,7 +128,7 @@ func (d *DB) Close() error {
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	if readOnly {
 		q.Set("mode", "ro")
@@ -177,7 +177,7 @@ func describe(path string, err error) error {
 	case isBusy(err):
 		return ErrBusy
 	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
-		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
+		return storageErrorf("%s is not a readable chat database (%w) — move it aside or point MCPP_CHAT_DB at another file", path, err)
 	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN),
 		errors.Is(err, sqlite3.IOERR), errors.Is(err, sqlite3.FULL):
 		return describeFile(path, err)
@@ -198,7 +198,7 @@ func describeFile(path string, err error) error {
 	if errors.Is(err, sqlite3.IOERR) || errors.Is(err, sqlite3.FULL) {
 		return err
 	}
-	return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+	return storageErrorf("cannot write the chat database %s (%w) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
 }
 
 // linkedSidecar is the -wal or -shm beside the database that is a symbolic
@@ -435,13 +435,20 @@ func userErrorf(format string, args ...any) error {
 
 // StorageError is a state of the database file or its disk that stops a
 // call and that the user must fix (a full disk, say). Its message is one
-// sentence that says what happened and what to do.
-type StorageError struct{ msg string }
+// sentence that says what happened and what to do; it wraps the driver's
+// error behind it, if any.
+type StorageError struct {
+	msg string
+	err error
+}
 
 func (e *StorageError) Error() string { return e.msg }
+func (e *StorageError) Unwrap() error { return e.err }
 
+// storageErrorf formats a StorageError as fmt.Errorf does, %w included.
 func storageErrorf(format string, args ...any) error {
-	return &StorageError{msg: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &StorageError{msg: err.Error(), err: errors.Unwrap(err)}
 }
 
 // quoteList renders names for an error message: a, b, c.

@@ -38,6 +38,7 @@ func (d *DB) Parties(ctx context.Context) ([]PartyRecord, error) {
 			return err
 		}
 		var ids []int64
+		out = nil // a retry of fn starts afresh
 		for rows.Next() {
 			var r PartyRecord
 			var id int64

@@ -254,6 +254,39 @@ func (t *tx) touch(channel string, seq int64, author string) {
 	t.changed = &Change{Channel: channel, Seq: seq, Author: author, CommittedAt: t.now}
 }
 
+// The write path. A call that writes waits, in this order, and within one
+// deadline, BusyTimeout from its start:
+//
+//  1. its turn in this process (lockWriter on DB.writer): one write
+//     transaction of the process at a time, the others asleep, not polling;
+//  2. its turn among the writers of every process (writerQueue.acquire in
+//     queue.go): a flock on chat.db.lock, woken by the release itself;
+//  3. SQLite's write lock, BEGIN IMMEDIATE (once), with the connection's
+//     busy handler (waitForLock) bounded by the same deadline, which
+//     reaches it in the context (withLockDeadline);
+//  4. a retry every 5 ms while a BUSY still comes back early (a snapshot
+//     conflict, a checkpoint), until the deadline (attempt).
+//
+// A call that runs out of the deadline at any step fails with ErrBusy,
+// having written nothing. A view skips 1 and 2: its deferred transaction
+// reads without the write lock and takes it only if fn writes; when that
+// upgrade is refused because another process wrote meanwhile, fn runs
+// again from the start, through 1–4, within what is left of the deadline.
+// Before a commit that writes, stillAtPath checks that the file is still
+// the one at the path; after it, the tick (OnCommit through the notifier)
+// and the daily backup run in the background and cannot fail the call.
+//
+// What this asks of every fn given to update or view:
+//
+//   - fn may run more than once (steps 4 and the view's retry), each time
+//     in a fresh transaction: it assigns its outputs rather than appending
+//     to them, and changes nothing outside the transaction but them.
+//   - fn prepares no statement on the handle (stmtCache prepares between
+//     calls, before the transaction begins): inside it, the only idle
+//     connection may be the transaction's own.
+//   - One connection serves one call at a time, which is what lets the
+//     busy handler keep its state in a closure.
+
 // update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken
 // up front so that the transaction never has to be retried half-way.
 func (d *DB) update(ctx context.Context, fn func(*tx) error) error {

@@ -112,7 +112,7 @@ func blockingKeys(p store.Pending) []string {
 		}
 	}
 	for _, w := range p.WaitingOnMe {
-		if w.NeedsAck() {
+		if w.Needs == store.NeedAck {
 			out = append(out, ackKey(w))
 		}
 	}

@@ -22,11 +22,11 @@ func pendingFor() store.Pending {
 				{Channel: "gw--dash", Seq: 2, Kind: "ask", From: "mesh-gw", Slug: "chunk-api", Title: "Is the enum closed?", Body: "I need FRAME_AUX."},
 			},
 		}},
-		WaitingOnMe: []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedsAck)},
+		WaitingOnMe: []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedAck)},
 	}
 }
 
-func needs(slug, title, from string, seq int64, what string) store.WaitingOnMe {
+func needs(slug, title, from string, seq int64, what store.Need) store.WaitingOnMe {
 	return store.WaitingOnMe{ItemRef: store.ItemRef{Channel: "gw--dash", From: from, Item: slug, Seq: seq, Title: title, Status: "ack"}, Needs: what}
 }
 
@@ -113,7 +113,7 @@ func TestUserPromptSubmitTellsEachLineOnce(t *testing.T) {
 		t.Fatalf("repeated old lines:\n%s", next)
 	}
 	// An item moving to a new state is news again.
-	p.WaitingOnMe = []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedsPruneOK)}
+	p.WaitingOnMe = []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedPruneOK)}
 	mustContain(t, Respond(UserPromptSubmit, Payload{}, p, st), "needs your prune-ok")
 	// Without a session record it behaves like SessionStart.
 	mustContain(t, Respond(UserPromptSubmit, Payload{}, pendingFor(), nil), "the radio build is green", `"hookEventName":"UserPromptSubmit"`)
@@ -143,8 +143,8 @@ func TestNonBlockingRows(t *testing.T) {
 		Channels: []store.ChannelPending{{Channel: "gw--dash", Unread: 1, NewestTalk: 0,
 			Newest: []store.Message{{Seq: 7, Kind: "event", Body: "[chunk-api] acked by mesh-gw"}}}},
 		WaitingOnMe: []store.WaitingOnMe{
-			needs("tls", "TLS upgrade", "node-dash", 3, store.NeedsResolve),
-			needs("old", "Old thing", "mesh-gw", 5, store.NeedsPruneOK),
+			needs("tls", "TLS upgrade", "node-dash", 3, store.NeedResolve),
+			needs("old", "Old thing", "mesh-gw", 5, store.NeedPruneOK),
 		}}
 	if out := Respond(Stop, Payload{}, p, &State{}); out != "" {
 		t.Fatalf("blocked for non-blocking rows: %s", out)
@@ -202,7 +202,7 @@ func TestOutputCapped(t *testing.T) {
 		p.Channels = append(p.Channels, cp)
 	}
 	for i := 0; i < 200; i++ {
-		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedsAck))
+		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedAck))
 	}
 	for _, ev := range []string{SessionStart, UserPromptSubmit, Stop, "Other"} {
 		out := Respond(ev, Payload{}, p, &State{})
@@ -227,7 +227,7 @@ func TestQuietOnlyWhenEverythingWasTold(t *testing.T) {
 	long := strings.Repeat("lorem ipsum dolor sit amet ", 100)
 	p := store.Pending{Party: "node-dash", Workspace: "/srv/node-dash"}
 	for i := 0; i < 200; i++ {
-		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedsAck))
+		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedAck))
 	}
 	st := &State{}
 	Respond(UserPromptSubmit, Payload{}, p, st)
@@ -272,8 +272,8 @@ func TestHeadline(t *testing.T) {
 		{Channel: "a", Unread: 1200, Over: true, NewestTalk: 9, Parties: []string{"node-dash", "radio-fw"}},
 		{Channel: "b", Unread: 1, NewestTalk: 3}, {Channel: "c", Unread: 1, NewestTalk: 4}},
 		WaitingOnMe: []store.WaitingOnMe{
-			needs("x", "X?", "mesh-gw", 2, store.NeedsAck), needs("y", "Y?", "web-ui", 3, store.NeedsAck),
-			needs("z", "Z?", "mesh-gw", 4, store.NeedsAck), needs("old", "Old", "ops", 5, store.NeedsPruneOK)}}
+			needs("x", "X?", "mesh-gw", 2, store.NeedAck), needs("y", "Y?", "web-ui", 3, store.NeedAck),
+			needs("z", "Z?", "mesh-gw", 4, store.NeedAck), needs("old", "Old", "ops", 5, store.NeedPruneOK)}}
 	for _, c := range []struct {
 		p     store.Pending
 		fresh []string

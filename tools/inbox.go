@@ -250,7 +250,7 @@ func waitsOnMe(in store.Inbox, channel string) bool {
 		}
 	}
 	for _, w := range in.WaitingOnMe {
-		if w.Urgent() && (channel == "" || w.Channel == channel) {
+		if w.Needs.Urgent() && (channel == "" || w.Channel == channel) {
 			return true
 		}
 	}

@@ -79,8 +79,8 @@ func (t *tx) owes(p party) ([]string, error) {
 	}
 	out := []string{}
 	for _, m := range items {
-		if needs := needsFrom(m, p.name); needs != "" {
-			out = append(out, fmt.Sprintf("#%s [%s]: %s", m.Channel, m.Slug, strings.TrimSuffix(needs, unattended)))
+		if needs := needsFrom(m, p.name); needs != NeedNothing {
+			out = append(out, fmt.Sprintf("#%s [%s]: %s", m.Channel, m.Slug, needs.Action()))
 		}
 	}
 	return out, nil

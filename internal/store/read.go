@@ -265,23 +265,8 @@ type ItemRef struct {
 // WaitingOnMe is an item that needs the caller's ack, resolve or prune-ok.
 type WaitingOnMe struct {
 	ItemRef
-	Needs string `json:"needs"`
+	Needs Need `json:"needs"`
 }
-
-// What an item needs from the caller; the hook and wait match on these.
-const (
-	NeedsAck     = "your ack (chat_ack)"
-	NeedsResolve = "your resolve (chat_resolve) once satisfied"
-	NeedsPruneOK = "your prune-ok (chat_prune_ok)"
-	unattended   = " — it is unattended"
-)
-
-// Urgent reports whether a peer is blocked on the caller (ack or prune-ok),
-// as opposed to the caller's own item that it may resolve at leisure.
-func (w WaitingOnMe) Urgent() bool { return w.Needs != NeedsResolve }
-
-// NeedsAck reports whether the item waits for the caller's ack.
-func (w WaitingOnMe) NeedsAck() bool { return w.Needs == NeedsAck || w.Needs == NeedsAck+unattended }
 
 // WaitingOnPeer is a live item the caller sees that waits on others.
 type WaitingOnPeer struct {
@@ -333,7 +318,7 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 	}
 	for _, m := range items {
 		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
-		if needs := needsFrom(m, p.name); needs != "" {
+		if needs := needsFrom(m, p.name); needs != NeedNothing {
 			*onMe = append(*onMe, WaitingOnMe{ItemRef: ref, Needs: needs})
 			continue
 		}
@@ -389,8 +374,8 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	return out, err
 }
 
-// needsFrom says what a live item needs from party me, or "".
-func needsFrom(m Message, me string) string {
+// needsFrom says what a live item needs from party me.
+func needsFrom(m Message, me string) Need {
 	var mine *Consumer
 	for i := range m.Consumers {
 		if m.Consumers[i].Party == me {
@@ -399,14 +384,13 @@ func needsFrom(m Message, me string) string {
 	}
 	switch {
 	case m.From == me && m.Status == "ack":
-		return NeedsResolve
+		return NeedResolve
 	case mine != nil && !mine.Acked && m.Status != "done":
-		// As the Python edition words it, also once someone else acked.
-		return NeedsAck + unattended
+		return NeedAck
 	case mine != nil && !mine.PruneOK && m.Status == "done":
-		return NeedsPruneOK
+		return NeedPruneOK
 	}
-	return ""
+	return NeedNothing
 }
 
 // waitingOn names who must act next on an item that does not wait on the caller.

@@ -65,7 +65,7 @@ func TestPendingReportsCountsNewestAndItems(t *testing.T) {
 	if c.Newest[0].Body != "three" || c.Newest[2].Kind != "ask" || c.Newest[2].Slug != "chunk-api" || c.Newest[2].From != "mesh-gw" {
 		t.Fatalf("newest three, oldest first: %+v", c.Newest)
 	}
-	if len(p.WaitingOnMe) != 1 || !p.WaitingOnMe[0].NeedsAck() || p.WaitingOnMe[0].Item != "chunk-api" {
+	if len(p.WaitingOnMe) != 1 || p.WaitingOnMe[0].Needs != NeedAck || p.WaitingOnMe[0].Item != "chunk-api" {
 		t.Fatalf("waiting on me = %+v", p.WaitingOnMe)
 	}
 

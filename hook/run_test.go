@@ -496,3 +496,19 @@ func TestStopBlockIsNotRepeatedByTheNextPrompt(t *testing.T) {
 		t.Fatalf("the prompt after the Stop block repeated it:\n%s", out)
 	}
 }
+
+// A Stop that runs because an earlier Stop block kept the turn going
+// (stop_hook_active) never blocks again: that would loop forever.
+func TestStopHookActiveNeverBlocks(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.db.Say(context.Background(), f.gw, store.SayArgs{Text: "the radio build is green", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Run(context.Background(), Options{Event: Stop, Env: f.env,
+		Stdin: strings.NewReader(`{"session_id":"s1","stop_hook_active":true}`), Stdout: &out, Stderr: io.Discard})
+	if out.Len() != 0 {
+		t.Fatalf("a Stop with stop_hook_active blocked:\n%s", out.String())
+	}
+	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+}

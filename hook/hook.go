@@ -49,7 +49,7 @@ const (
 // only when the whole answer is ready within Deadline.
 func Run(ctx context.Context, o Options) int {
 	if o.Wait {
-		return wait(ctx, o)
+		return runWaiter(ctx, o)
 	}
 	ctx, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()

@@ -304,9 +304,10 @@ func (f *fixture) forget(t *testing.T, session string) {
 	}
 }
 
-// settle waits until the database files' last change is older than the
-// store's settle time (30 ms on file systems with fine times).
-func settle() { time.Sleep(100 * time.Millisecond) }
+// letFilesAge waits until the database files' last change is old enough
+// for a fingerprint to be trusted (30 ms on file systems with fine times):
+// only then does the hook skip reading an unchanged database.
+func letFilesAge() { time.Sleep(100 * time.Millisecond) }
 
 // While nothing is written, a prompt or a Stop that had nothing new to say
 // stays silent without reading the database; the first write makes it read
@@ -319,7 +320,7 @@ func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
 	}
 	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
-	settle() // a fingerprint is given only once the files' times have settled
+	letFilesAge()
 	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
 		t.Fatalf("unchanged state told again:\n%s", out)
 	}

@@ -22,12 +22,12 @@ const DefaultWaitTimeout = time.Hour
 // watched.
 const recheckEvery = time.Second
 
-// wait blocks until a peer waits on this session (exit 2, the Stop reason
-// on stderr, which wakes an idle Claude Code session), or until the
-// timeout, a newer waiter of the same session and party, or the end of the
-// session it serves (exit 0, silent). In a run nobody sits at it does not
-// wait at all.
-func wait(ctx context.Context, o Options) int {
+// runWaiter is --wait: it blocks until a peer waits on this session (exit
+// 2, the Stop reason on stderr, which wakes an idle Claude Code session),
+// or until the timeout, a newer waiter of the same session and party, or
+// the end of the session it serves (exit 0, silent). In a run nobody sits
+// at it does not wait at all.
+func runWaiter(ctx context.Context, o Options) int {
 	pl, err := readPayloadWithin(ctx, o)
 	if err != nil || unattended(o.Env) {
 		return ExitOK

@@ -22,7 +22,10 @@ type install struct {
 	env   config.Env
 }
 
-func resolve(getenv func(string) string, workspace string) (install, error) {
+// locate finds the install's paths and config and the party of the start
+// folder (workspace, else the environment's, else the working directory),
+// as the hook's locate does.
+func locate(getenv func(string) string, workspace string) (install, error) {
 	exe, _ := os.Executable()
 	env := config.Env(getenv)
 	paths, cfg, err := config.Resolve(env, exe)

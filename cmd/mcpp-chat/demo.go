@@ -101,7 +101,7 @@ func (d *demoRun) party(ctx context.Context, name, sub string) (*demoParty, erro
 	if err := os.MkdirAll(start, 0o755); err != nil {
 		return nil, err
 	}
-	in, err := resolve(func(k string) string { return d.env[k] }, start)
+	in, err := locate(func(k string) string { return d.env[k] }, start)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		return code
 	}
 	log := newLog(stderr)
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 		return exitError

@@ -39,7 +39,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		fs.Usage()
 		return exitUsage
 	}
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 		return exitError
@@ -69,7 +69,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *command != "" {
 		emit = func(line string) error {
 			// A failing command is the user's to fix; the watch goes on.
-			if err := runHook(ctx, *command, line, stdout, stderr); err != nil && ctx.Err() == nil {
+			if err := runExec(ctx, *command, line, stdout, stderr); err != nil && ctx.Err() == nil {
 				fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 			}
 			return nil
@@ -142,9 +142,9 @@ func follow(ctx context.Context, w *wake.Watcher, src changeSource, started erro
 	}
 }
 
-// runHook runs the user's command for one change and waits for it, so that
+// runExec runs the --exec command for one change and waits for it, so that
 // lines arrive in order.
-func runHook(ctx context.Context, command, line string, stdout, stderr io.Writer) error {
+func runExec(ctx context.Context, command, line string, stdout, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Env = append(os.Environ(), "MCPP_CHAT_EVENT="+line)
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -351,3 +351,32 @@ func BenchmarkPending(b *testing.B) {
 		})
 	}
 }
+
+// A handle opened while every writer had closed the database (no -wal:
+// read as immutable) must see what a writer commits later into a new
+// -wal, where an immutable read never looks: watch keeps one handle for
+// hours.
+func TestReadOnlyHandleSeesCommitsAfterAWalAppears(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	path := db.Path()
+	db.Close() // the last connection checkpoints and removes the -wal
+	if fileExists(path + "-wal") {
+		t.Skip("the -wal outlived its last connection here")
+	}
+	r := openRO(t, path)
+	_, before, err := r.Arrivals(ctx, "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	must(t)(again.Say(ctx, gw, SayArgs{Text: "after the handle opened", Channel: "gw--dash"}))
+	found, newest, err := r.Arrivals(ctx, "", before)
+	if err != nil || newest <= before || len(found) != 1 || found[0].Body != "after the handle opened" {
+		t.Fatalf("after a commit into a new -wal: %+v, newest %d (was %d), %v", found, newest, before, err)
+	}
+}

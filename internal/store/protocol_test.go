@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// Every rule of DESIGN §7, one test each, on a fresh database.
+// Every rule of docs/protocol.md, one test each, on a fresh database.
 
 var (
 	gw   = Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
@@ -98,8 +98,8 @@ func TestChannelNameRule(t *testing.T) {
 	}
 }
 
-// The hand-written check is DESIGN §7's regular expression, exactly.
-func TestChannelNameMatchesDesignRegexp(t *testing.T) {
+// The hand-written check is the protocol's regular expression, exactly.
+func TestChannelNameMatchesTheProtocolsRegexp(t *testing.T) {
 	rule := regexp.MustCompile(`^[a-z0-9][a-z0-9._~-]{0,63}$`)
 	alphabet := []byte("az09._~-A /é\x00")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -699,7 +699,7 @@ func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
 		t.Fatalf("unread after a post below a runaway cursor = %d, want 1", in.UnreadTotal)
 	}
 	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50}); len(r.Messages) != 1 || r.Messages[0].Body != "two" || r.Cursor != 2 {
-		t.Fatalf("read after the fix: %+v", r)
+		t.Fatalf("read after the post: %+v", r)
 	}
 }
 

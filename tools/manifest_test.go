@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,7 +135,7 @@ func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
 		}
 	}
 	for i, tool := range raw.Tools {
-		walk("tools["+string(rune('0'+i))+"]", tool.InputSchema)
+		walk("tools["+strconv.Itoa(i)+"]", tool.InputSchema)
 	}
 }
 

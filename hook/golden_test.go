@@ -3,16 +3,14 @@ package hook
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpp/mcpp-chat/internal/golden"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden hook output in testdata/")
 
 // docsPending is what waits on node-dash in docs/hooks.md's example: two
 // unread messages from mesh-gw, the item it asked, and node-dash's own
@@ -65,7 +63,7 @@ func TestHookOutputGolden(t *testing.T) {
 	step("s2", Stop, "nothing blocks (an event, your own answered item): silent", p)
 	p.Channels = inGwDash(1, 4, store.Message{Channel: "gw--dash", Seq: 4, Kind: "say", From: "mesh-gw", Body: "are you there?"})
 	talkBlock := step("s2", Stop, "a peer's message blocks", p)
-	golden(t, "session.golden", out.String())
+	golden.Check(t, "session.golden", out.String())
 
 	summary := decodeContext(t, first).HookSpecificOutput.AdditionalContext
 	lines := decodeBlock(t, block).SystemMessage + "\n" + decodeBlock(t, talkBlock).SystemMessage
@@ -116,21 +114,4 @@ func codeAfter(doc, marker string) string {
 	_, rest, _ = strings.Cut(rest, "\n")
 	block, _, _ := strings.Cut(rest, "```")
 	return strings.TrimSpace(block)
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v — run go test ./hook -run Golden -update", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test ./hook -run Golden -update and review the diff):\n%s", name, got)
-	}
 }

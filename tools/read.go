@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -44,11 +43,7 @@ type bodyPart struct {
 	Total  int `json:"total"`
 }
 
-func read(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a readArgs
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+func read(ctx context.Context, s *Service, a readArgs) (Result, error) {
 	limit := s.Config.Chat.ReadLimit
 	if a.Limit != nil {
 		limit = *a.Limit

@@ -1,0 +1,210 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func openPG(t *testing.T) (*sql.DB, string) {
+	t.Helper()
+	u := pgtest.URL(t)
+	db, err := openPostgres(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, u
+}
+
+// The two engines must answer every query alike, so their tables have the
+// same columns in the same order, with the same nullability, defaults and
+// kinds, and the same indexes.
+func TestPostgresSchemaMatchesSQLite(t *testing.T) {
+	pg, _ := openPG(t)
+	lite, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	liteSQL, err := sql.Open("sqlite3", "file:"+lite.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer liteSQL.Close()
+	want := sqliteColumns(t, liteSQL)
+	got := postgresColumns(t, pg)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("columns differ\nPostgreSQL:\n%s\nSQLite:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if g, w := postgresIndexes(t, pg), sqliteIndexes(t, liteSQL); g != w {
+		t.Errorf("indexes differ\nPostgreSQL: %s\nSQLite:     %s", g, w)
+	}
+	var version int
+	if err := pg.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != store.SchemaVersion() {
+		t.Errorf("schema_version = %d (%v), want %d", version, err, store.SchemaVersion())
+	}
+}
+
+// kind folds each engine's type names onto the two the schema uses.
+func kind(declared string) string {
+	switch strings.ToLower(declared) {
+	case "integer", "bigint":
+		return "integer"
+	case "text":
+		return "text"
+	}
+	return "?" + declared
+}
+
+func sqliteColumns(t *testing.T, db *sql.DB) []string {
+	var out []string
+	for _, table := range chatTables {
+		rows, err := db.Query(fmt.Sprintf(`SELECT name, type, "notnull", coalesce(dflt_value, ''), pk FROM pragma_table_info('%s') ORDER BY cid`, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ, dflt string
+			var notNull, pk int
+			if err := rows.Scan(&name, &typ, &notNull, &dflt, &pk); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s.%s %s notnull=%v default=%q", table, name, kind(typ), notNull == 1 || pk > 0, dflt))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+func postgresColumns(t *testing.T, db *sql.DB) []string {
+	var out []string
+	for _, table := range chatTables {
+		rows, err := db.Query(`SELECT column_name, data_type, is_nullable, coalesce(column_default, '')
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ, nullable, dflt string
+			if err := rows.Scan(&name, &typ, &nullable, &dflt); err != nil {
+				t.Fatal(err)
+			}
+			dflt = strings.TrimSuffix(dflt, "::text")
+			out = append(out, fmt.Sprintf("%s.%s %s notnull=%v default=%q", table, name, kind(typ), nullable == "NO", dflt))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+var chatTables = []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors", "schema_version"}
+
+func sqliteIndexes(t *testing.T, db *sql.DB) string {
+	return names(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%' ORDER BY name`)
+}
+
+func postgresIndexes(t *testing.T, db *sql.DB) string {
+	return names(t, db, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'idx_%' ORDER BY indexname`)
+}
+
+func names(t *testing.T, db *sql.DB, query string) string {
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return strings.Join(out, " ")
+}
+
+// Processes that start at once on a new store take turns on the schema:
+// every one succeeds and the schema is made once.
+func TestPostgresMigratesOnceUnderConcurrentStarts(t *testing.T) {
+	u := pgtest.URL(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			db, err := openPostgres(context.Background(), u)
+			if err == nil {
+				db.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A store written by a newer mcpp-chat, or a database that belongs to
+// something else, is refused and left as it was.
+func TestPostgresRefusesUnwritten(t *testing.T) {
+	ctx := context.Background()
+	t.Run("newer schema", func(t *testing.T) {
+		db, u := openPG(t)
+		if _, err := db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+			t.Fatal(err)
+		}
+		before := postgresColumns(t, db)
+		_, err := openPostgres(ctx, u)
+		if err == nil || !strings.Contains(err.Error(), "schema version 99") || !strings.Contains(err.Error(), "upgrade mcpp-chat") {
+			t.Fatalf("open = %v, want a refusal naming version 99 and the upgrade", err)
+		}
+		var version int
+		db.QueryRow(`SELECT version FROM schema_version`).Scan(&version)
+		if version != 99 || strings.Join(postgresColumns(t, db), "\n") != strings.Join(before, "\n") {
+			t.Errorf("the refused store changed: version %d", version)
+		}
+	})
+	t.Run("not a chat store", func(t *testing.T) {
+		u := pgtest.URL(t)
+		other, err := sql.Open("pgx", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if _, err := other.Exec(`CREATE TABLE invoices (id int)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = openPostgres(ctx, u)
+		if err == nil || !strings.Contains(err.Error(), "not a chat store") {
+			t.Fatalf("open = %v, want a refusal saying it is not a chat store", err)
+		}
+		if got := names(t, other, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`); got != "invoices" {
+			t.Errorf("tables after the refusal: %s, want invoices alone", got)
+		}
+	})
+}
+
+func TestRedactURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"postgres://chat:s3cret@db.example:5432/chat": "postgres://chat:xxxxx@db.example:5432/chat",
+		"postgres:///chat?host=/tmp/pg&user=postgres": "postgres:///chat?host=/tmp/pg&user=postgres",
+		"postgres://chat:%zz@db/chat":                 "the PostgreSQL store (its URL does not parse)",
+	} {
+		if got := redactURL(raw); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

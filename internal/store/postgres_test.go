@@ -1,4 +1,4 @@
-package pgstore
+package store
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
-	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -32,7 +32,7 @@ func openPG(t *testing.T) (*sql.DB, string) {
 // kinds, and the same indexes.
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	pg, _ := openPG(t)
-	lite, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
+	lite, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +51,8 @@ func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 		t.Errorf("indexes differ\nPostgreSQL: %s\nSQLite:     %s", g, w)
 	}
 	var version int
-	if err := pg.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != store.SchemaVersion() {
-		t.Errorf("schema_version = %d (%v), want %d", version, err, store.SchemaVersion())
+	if err := pg.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Errorf("schema_version = %d (%v), want %d", version, err, SchemaVersion())
 	}
 }
 
@@ -99,6 +99,9 @@ func postgresColumns(t *testing.T, db *sql.DB) []string {
 			var name, typ, nullable, dflt string
 			if err := rows.Scan(&name, &typ, &nullable, &dflt); err != nil {
 				t.Fatal(err)
+			}
+			if name == "rowid" {
+				continue // SQLite's implicit rowid, a column on PostgreSQL
 			}
 			dflt = strings.TrimSuffix(dflt, "::text")
 			out = append(out, fmt.Sprintf("%s.%s %s notnull=%v default=%q", table, name, kind(typ), nullable == "NO", dflt))
@@ -205,6 +208,22 @@ func TestRedactURL(t *testing.T) {
 	} {
 		if got := redactURL(raw); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestToPostgres(t *testing.T) {
+	for sqlite, want := range map[string]string{
+		`SELECT a FROM t WHERE b = ? AND c = ?`:                      `SELECT a FROM t WHERE b = $1 AND c = $2`,
+		`UPDATE t SET a = ?2 WHERE id = ?1 AND b = ?2`:               `UPDATE t SET a = $2 WHERE id = $1 AND b = $2`,
+		`SELECT 'what?' || ? FROM t`:                                 `SELECT 'what?' || $1 FROM t`,
+		`SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = ?`:        `SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = $1`,
+		`SET x = max(cursors.x, excluded.x), y = min(y, (SELECT 1))`: `SET x = GREATEST(cursors.x, excluded.x), y = LEAST(y, (SELECT 1))`,
+		`SELECT datemax(a, b), max(a) FROM t`:                        `SELECT datemax(a, b), max(a) FROM t`,
+		`WHERE id IN (SELECT value FROM json_each(?))`:               `WHERE id IN (SELECT value::bigint FROM json_array_elements_text($1::json))`,
+	} {
+		if got := toPostgres(sqlite); got != want {
+			t.Errorf("toPostgres(%s)\n got %s\nwant %s", sqlite, got, want)
 		}
 	}
 }

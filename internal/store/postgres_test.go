@@ -227,3 +227,95 @@ func TestToPostgres(t *testing.T) {
 		}
 	}
 }
+
+// A database the Python edition wrote, copied into a team store: every row
+// of every table arrives as it was, new rows get new ids, and a second copy
+// into the now non-empty store is refused without writing.
+func TestCopyToPostgres(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "chat.db")
+	data, err := os.ReadFile("../../tools/testdata/python-edition/reference-v1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(src, data, 0o600)
+	from, err := OpenReadOnly(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	to, _ := openPGStore(t)
+	copied, err := CopyTo(ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied["messages"] == 0 || copied["parties"] == 0 || copied["item_consumers"] == 0 {
+		t.Fatalf("copied %v", copied)
+	}
+	lite, err := sql.Open("sqlite3", "file:"+src+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	for _, table := range copyTables {
+		q := `SELECT ` + table.columns + ` FROM ` + table.name + ` ORDER BY 1, 2`
+		if got, want := rowsDigest(t, to.sql, q), rowsDigest(t, lite, q); got != want {
+			t.Errorf("%s differs after the copy:\n%s\nwant\n%s", table.name, got, want)
+		}
+	}
+	// New rows after the copy: a new party, a new channel, a new message.
+	newcomer := Identity{Name: "newcomer", Workspace: "/srv/newcomer"}
+	if _, err := to.ChannelNew(ctx, newcomer, "after-copy", "", []string{"mesh-gw"}); err != nil {
+		t.Fatalf("a new channel after the copy: %v", err)
+	}
+	if _, err := to.Say(ctx, Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}, SayArgs{Channel: "gw--dash", Text: "after the copy"}); err != nil {
+		t.Fatalf("a write after the copy: %v", err)
+	}
+	before := rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`)
+	if _, err := CopyTo(ctx, from, to); err == nil || !strings.Contains(err.Error(), "only into an empty store") {
+		t.Errorf("a second copy: %v, want a refusal", err)
+	}
+	if rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`) != before {
+		t.Error("the refused copy wrote")
+	}
+}
+
+func openPGStore(t *testing.T) (*DB, string) {
+	t.Helper()
+	u := pgtest.URL(t)
+	db, err := OpenPostgres(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, u
+}
+
+// rowsDigest is every row of a query as text, one line each.
+func rowsDigest(t *testing.T, db *sql.DB, query string) string {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		fmt.Fprintf(&b, "%v\n", vals)
+	}
+	return b.String()
+}

@@ -56,11 +56,11 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	db, err := in.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if in.cfg.Storage.DailyBackup {
+	if in.cfg.Storage.DailyBackup && !in.onPostgres() {
 		db.DailyBackup(in.paths.Backups, in.cfg.Storage.BackupRetainDays, func(err error) {
 			log.Warn("the daily backup failed (the call itself succeeded)", "err", err)
 		})
@@ -68,8 +68,24 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
+	changed := waitForChanges(ctx, in.paths)
+	if in.onPostgres() {
+		changed = pollOnce
+	}
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
-		Log: log, Changed: waitForChanges(ctx, in.paths)}, nil
+		Log: log, Changed: changed}, nil
+}
+
+// onPostgres reports an install whose store is a team store on PostgreSQL.
+func (in install) onPostgres() bool { return config.IsPostgres(in.paths.Store) }
+
+// openStore opens the install's store for writing: the database file, or
+// the team store on PostgreSQL.
+func (in install) openStore(ctx context.Context) (*store.DB, error) {
+	if in.onPostgres() {
+		return store.OpenPostgres(ctx, in.paths.Store)
+	}
+	return store.Open(ctx, in.paths.DB)
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

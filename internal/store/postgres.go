@@ -33,9 +33,26 @@ func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	where := redactURL(rawURL)
+	where := RedactURL(rawURL)
 	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
 		notify: notifier{delay: notifyDelay}}, nil
+}
+
+// InspectPostgres reports the schema version of the team store at rawURL
+// without writing to it: doctor's look, which must not migrate.
+func InspectPostgres(ctx context.Context, rawURL string) (int, error) {
+	where := RedactURL(rawURL)
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", where, err)
+	}
+	defer db.Close()
+	t, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, (&postgres{where: where}).describe(err)
+	}
+	defer t.Rollback()
+	return pgSchemaVersion(ctx, t, where)
 }
 
 // openPostgres connects to the PostgreSQL database at rawURL and brings
@@ -43,9 +60,9 @@ func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
 func openPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("open %s: %w", RedactURL(rawURL), err)
 	}
-	if err := migratePostgres(ctx, db, redactURL(rawURL)); err != nil {
+	if err := migratePostgres(ctx, db, RedactURL(rawURL)); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -125,9 +142,9 @@ func pgSchemaVersion(ctx context.Context, q *sql.Tx, where string) (int, error) 
 	return version, nil
 }
 
-// redactURL is a store URL fit for messages and logs: without its
+// RedactURL is a store URL fit for messages and logs: without its
 // password.
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "the PostgreSQL store (its URL does not parse)"

@@ -206,8 +206,8 @@ func TestRedactURL(t *testing.T) {
 		"postgres:///chat?host=/tmp/pg&user=postgres": "postgres:///chat?host=/tmp/pg&user=postgres",
 		"postgres://chat:%zz@db/chat":                 "the PostgreSQL store (its URL does not parse)",
 	} {
-		if got := redactURL(raw); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", raw, got, want)
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }
@@ -318,4 +318,46 @@ func rowsDigest(t *testing.T, db *sql.DB, query string) string {
 		fmt.Fprintf(&b, "%v\n", vals)
 	}
 	return b.String()
+}
+
+// The archive's two gates on PostgreSQL: two consumers' prune-oks commit
+// side by side from two processes' handles; the last one must archive the
+// item (without the write lock, each saw the other's prune-ok missing and
+// neither archived).
+func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
+	ctx := context.Background()
+	a, u := openPGStore(t)
+	b, err := OpenPostgres(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, id := range []Identity{gw, dash, fw} {
+		must(t)(b.Register(ctx, id))
+	}
+	must(t)(a.ChannelNew(ctx, gw, "skew", "", []string{"node-dash", "fw-core"}))
+	for round := range 20 {
+		item := fmt.Sprintf("q%d", round)
+		must(t)(a.Ask(ctx, gw, AskArgs{Channel: "skew", Title: "Question", Body: "b", Slug: item, Consumers: []string{"node-dash", "fw-core"}}))
+		must(t)(b.Ack(ctx, dash, item, "", ""))
+		must(t)(b.Ack(ctx, fw, item, "", ""))
+		must(t)(a.Resolve(ctx, gw, item, "done", true, ""))
+		must(t)(a.PruneOK(ctx, gw, item, ""))
+		var wg sync.WaitGroup
+		for _, p := range []struct {
+			db *DB
+			id Identity
+		}{{a, dash}, {b, fw}} {
+			wg.Go(func() {
+				if _, err := p.db.PruneOK(ctx, p.id, item, ""); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var archived int
+		if err := a.sql.QueryRow(`SELECT is_archived FROM messages WHERE slug = $1`, item).Scan(&archived); err != nil || archived != 1 {
+			t.Fatalf("round %d: after both prune-oks is_archived = %d (%v), want 1", round, archived, err)
+		}
+	}
 }

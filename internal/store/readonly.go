@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -45,6 +46,11 @@ type ReadOnly struct {
 	path  string
 	db    *sql.DB
 	stamp *fileStamp // set while reading an immutable snapshot
+	// mu makes reads of one handle take turns: a reopen replaces db, and
+	// a long-lived handle (the page) reads from several goroutines.
+	mu sync.Mutex
+	// search is the full-text index beside the database (search.go).
+	search searchHolder
 }
 
 // OpenReadOnly opens the database at path for reading. It fails, without
@@ -66,6 +72,7 @@ func (r *ReadOnly) Path() string { return r.path }
 
 // Close releases the handle.
 func (r *ReadOnly) Close() error {
+	r.search.close()
 	if r.db == nil {
 		return nil
 	}
@@ -96,8 +103,10 @@ func (r *ReadOnly) open(ctx context.Context) error {
 }
 
 func (r *ReadOnly) reopen(ctx context.Context) error {
-	r.Close()
-	r.db = nil
+	if r.db != nil {
+		r.db.Close()
+		r.db = nil
+	}
 	return r.open(ctx)
 }
 
@@ -221,6 +230,15 @@ func stampOf(path string) (fileStamp, error) {
 // changed meanwhile is done again from a fresh open (by then the writer's
 // -wal exists, so the ordinary read-only mode is used).
 func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// An immutable read ignores a -wal; once a writer has started one, a
+	// handle kept open (log --follow, the page) must read through it.
+	if r.stamp != nil && fileExists(r.path+"-wal") {
+		if err := r.reopen(ctx); err != nil {
+			return err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		err := r.viewOnce(ctx, fn)
 		if !errors.Is(err, errSnapshotMoved) || attempt == 3 {

@@ -94,6 +94,7 @@ var handlers = map[string]handler{
 	"chat_resolve":       resolve,
 	"chat_prune_ok":      pruneOK,
 	"chat_read":          read,
+	"chat_search":        chatSearch,
 	"chat_inbox":         inbox,
 	"chat_wait":          wait,
 }

@@ -42,8 +42,8 @@ type Hit struct {
 	Status   string `json:"status,omitempty"`
 	Archived bool   `json:"archived"`
 	Re       string `json:"re,omitempty"`
-	// Snippet is the matching passage, the matched words between
-	// MarkStart and MarkEnd.
+	// Snippet is the matching passage (a few words before the first match
+	// and the rest after it), the matched words between MarkStart and MarkEnd.
 	Snippet string `json:"snippet"`
 }
 
@@ -214,10 +214,15 @@ func (x *searchIndex) ids(ctx context.Context, query string, args ...any) ([]int
 	return out, rows.Err()
 }
 
-// snippets cuts the matching passage of each of a page's hits.
+// snippets cuts the matching passage of each of a page's hits. FTS5's own
+// snippet() scores every window around every match, which is quadratic in
+// the matches of a message: a message of nine thousand times the same word
+// took it minutes. highlight() marks the matches in one pass, and the
+// passage is cut around the first of them here.
 func (x *searchIndex) snippets(ctx context.Context, query string, ids []int64) (map[int64]string, error) {
 	list, _ := json.Marshal(ids)
-	rows, err := x.db.QueryContext(ctx, `SELECT rowid, snippet(hits, -1, char(2), char(3), '…', 16) FROM hits
+	rows, err := x.db.QueryContext(ctx, `SELECT rowid, highlight(hits, 0, char(2), char(3)), highlight(hits, 2, char(2), char(3)),
+			highlight(hits, 1, char(2), char(3)) FROM hits
 		WHERE hits MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))`, query, string(list))
 	if err != nil {
 		return nil, describeSearch(err)
@@ -226,13 +231,54 @@ func (x *searchIndex) snippets(ctx context.Context, query string, ids []int64) (
 	out := make(map[int64]string, len(ids))
 	for rows.Next() {
 		var id int64
-		var s string
-		if err := rows.Scan(&id, &s); err != nil {
+		var title, body, slug string
+		if err := rows.Scan(&id, &title, &body, &slug); err != nil {
 			return nil, err
 		}
-		out[id] = s
+		out[id] = passage(title, body, slug)
 	}
 	return out, rows.Err()
+}
+
+// snippetWords is how many words a passage holds around its first match.
+const snippetWords = 16
+
+// passage is the first marked column's words around its first match: a
+// title that matched says most, then the body, then the slug.
+func passage(columns ...string) string {
+	for _, c := range columns {
+		if strings.Contains(c, MarkStart) {
+			return window(c, snippetWords)
+		}
+	}
+	return window(columns[1], snippetWords) // matched, but not in words we marked
+}
+
+// window keeps n words of text: a few before the first marked one and the
+// rest after it, with … where it cut.
+func window(text string, n int) string {
+	words := strings.Fields(text)
+	first := 0
+	for i, w := range words {
+		if strings.Contains(w, MarkStart) {
+			first = i
+			break
+		}
+	}
+	from := max(0, first-n/4)
+	to := min(len(words), from+n)
+	out := strings.Join(words[from:to], " ")
+	// A cut may leave a mark open or closed alone: balance it.
+	if strings.Count(out, MarkStart) > strings.Count(out, MarkEnd) {
+		out += MarkEnd
+	}
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(words) {
+		out += "…"
+	}
+	return out
 }
 
 // describeSearch explains an error of the index's query.

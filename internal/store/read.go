@@ -27,7 +27,6 @@ type Message struct {
 	Consumers []Consumer `json:"consumers,omitempty"`
 	Re        string     `json:"re,omitempty"`
 	id        int64
-	parentSeq int64 // the seq of the message this one replies to, or 0
 }
 
 // Consumer is one party an item waits on.
@@ -65,7 +64,6 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 			rows.Close()
 			return nil, err
 		}
-		m.parentSeq = parSeq
 		switch {
 		case m.Kind == "ask":
 			m.Status = status

@@ -214,9 +214,6 @@ func (t *tx) viewedChannel(raw string) (channel, error) {
 	return c, err
 }
 
-// ParentSeq is the seq of the message this one replies to, or 0.
-func (m Message) ParentSeq() int64 { return m.parentSeq }
-
 // Owed is what a live item still waits for, and from whom.
 type Owed struct {
 	// Ack lists the consumers who have not acked an open or acked item.

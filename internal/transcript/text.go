@@ -38,8 +38,8 @@ func (s Style) paint(code, text string) string {
 	return code + text + reset
 }
 
-// when is a stored time as a person reads it, in the style's zone.
-func (s Style) when(at string) string {
+// When is a stored time as a person reads it, in the style's zone.
+func (s Style) When(at string) string {
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
 		return safe.OneLine(at, 40)
@@ -131,7 +131,7 @@ func writeMessage(b *strings.Builder, m store.Message, depth int, alone bool, s 
 		head = pad[:len(pad)-2] + "↳ "
 	}
 	seq := s.paint(dim, fmt.Sprintf("#%d", m.Seq))
-	at := s.paint(dim, s.when(m.At))
+	at := s.paint(dim, s.When(m.At))
 	from := safe.OneLine(m.From, 64)
 	if m.Kind == "event" {
 		fmt.Fprintf(b, "%s%s  %s  %s\n", head, seq, at, s.paint(dim, "· "+safe.OneLine(m.Body, 300)))

@@ -55,6 +55,8 @@ Usage:
   mcpp-chat log [CHANNEL] [--all] [--since SEQ] [--archived] [--follow]
                                        the conversation as a person reads it: threads,
                                        item states, who they wait on (only reads)
+  mcpp-chat search QUERY... [--channel C] [--archived]
+                                       full-text search of every channel, live and archived
   mcpp-chat doctor [--workspace DIR] [--settings FILE]
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return watch(ctx, rest, getenv, stdout, stderr)
 	case "log":
 		return logCmd(ctx, rest, getenv, stdout, stderr)
+	case "search":
+		return searchCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctor(ctx, rest, getenv, stdout, stderr)
 	case "info":

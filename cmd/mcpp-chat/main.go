@@ -57,6 +57,8 @@ Usage:
                                        item states, who they wait on (only reads)
   mcpp-chat search QUERY... [--channel C] [--archived]
                                        full-text search of every channel, live and archived
+  mcpp-chat ui [--listen 127.0.0.1:PORT]
+                                       a live web page of the chat on this machine (only reads)
   mcpp-chat doctor [--workspace DIR] [--settings FILE]
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
@@ -99,6 +101,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return logCmd(ctx, rest, getenv, stdout, stderr)
 	case "search":
 		return searchCmd(ctx, rest, getenv, stdout, stderr)
+	case "ui":
+		return uiCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctor(ctx, rest, getenv, stdout, stderr)
 	case "info":

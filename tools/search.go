@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -47,11 +46,7 @@ type searchAnswer struct {
 
 // chatSearch searches the channels the caller sits in: the ones chat_read
 // can read, so a hit is always one call from its thread.
-func chatSearch(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a searchArgs
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+func chatSearch(ctx context.Context, s *Service, a searchArgs) (Result, error) {
 	limit := defaultSearchHits
 	if a.Limit != nil {
 		limit = *a.Limit

@@ -53,7 +53,7 @@ func logCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stderr, "mcpp-chat log: %v\n", err)
 		return exitUsage
 	}
-	in, err := resolve(getenv, "")
+	in, err := locate(getenv, "")
 	if err == nil {
 		err = runLog(ctx, in, a, stdout)
 	}

@@ -51,7 +51,7 @@ func searchCmd(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 func runSearch(ctx context.Context, getenv func(string) string, a store.SearchArgs, st transcript.Style, out io.Writer) error {
-	in, err := resolve(getenv, "")
+	in, err := locate(getenv, "")
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func loopback(host string) bool {
 }
 
 func runUI(ctx context.Context, getenv func(string) string, listen string, remote bool, stdout io.Writer) error {
-	in, err := resolve(getenv, "")
+	in, err := locate(getenv, "")
 	if err != nil {
 		return err
 	}

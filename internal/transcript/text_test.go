@@ -2,17 +2,13 @@ package transcript
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/golden"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func yes() *bool { v := true; return &v }
 func no() *bool  { v := false; return &v }
@@ -57,8 +53,8 @@ func render(color bool) string {
 }
 
 func TestLogGolden(t *testing.T) {
-	golden(t, "log.golden", render(false))
-	golden(t, "log-color.golden", render(true))
+	golden.Check(t, "log.golden", render(false))
+	golden.Check(t, "log-color.golden", render(true))
 }
 
 // Plain text has no escape at all; in colour, every escape is one of ours.
@@ -122,22 +118,4 @@ func equal(a, b []int64) bool {
 		}
 	}
 	return true
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v — run go test ./internal/transcript -update", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run go test ./internal/transcript -update and review the diff):\n%s", name, got)
-	}
 }

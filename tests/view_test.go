@@ -328,3 +328,19 @@ func TestUIRefusesAnAddressOthersReach(t *testing.T) {
 		t.Errorf("ui --listen 0.0.0.0:0: exit %d: %s", code, errs)
 	}
 }
+
+// Before anyone has chatted there is nothing to show and nothing is made:
+// each view says so and leaves no database behind.
+func TestViewsOfAMissingDatabaseMakeNone(t *testing.T) {
+	w := newWorld(t)
+	dir := w.repo("mesh-gw")
+	for _, args := range [][]string{{"log"}, {"search", "anything"}, {"ui", "--listen", "127.0.0.1:0"}} {
+		_, errs, code := w.runIn(dir, args...)
+		if code != 1 || !strings.Contains(errs, "there is no chat database at "+w.db) {
+			t.Errorf("mcpp-chat %s: exit %d: %s", strings.Join(args, " "), code, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(w.db)); !os.IsNotExist(err) {
+		t.Errorf("a view made the database's folder: %v", err)
+	}
+}

@@ -90,7 +90,7 @@ func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
 		}
 		defer w.Close()
 	}
-	r, err := openWhenThere(ctx, in.paths.DB, w)
+	r, err := openWhenThere(ctx, in.paths.DB, w, ", or pass --follow to wait for it")
 	if err != nil {
 		return err
 	}
@@ -116,12 +116,13 @@ func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
 
 // openWhenThere opens the database read-only; with a watcher (--follow) it
 // waits for a database that does not exist yet, and never creates it.
-func openWhenThere(ctx context.Context, path string, w *wake.Watcher) (*store.ReadOnly, error) {
+// hint ends the sentence when there is none.
+func openWhenThere(ctx context.Context, path string, w *wake.Watcher, hint string) (*store.ReadOnly, error) {
 	for {
 		r, err := store.OpenReadOnly(ctx, path)
 		if !errors.Is(err, store.ErrNoDatabase) || w == nil {
 			if errors.Is(err, store.ErrNoDatabase) {
-				return nil, fmt.Errorf("there is no chat database at %s yet — nobody has chatted there; check MCPP_CHAT_DB, or pass --follow to wait for it", path)
+				return nil, fmt.Errorf("there is no chat database at %s yet — nobody has chatted there; check MCPP_CHAT_DB%s", path, hint)
 			}
 			return r, err
 		}

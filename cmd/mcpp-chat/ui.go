@@ -73,7 +73,7 @@ func runUI(ctx context.Context, getenv func(string) string, listen string, remot
 	if err != nil {
 		return err
 	}
-	r, err := openWhenThere(ctx, in.paths.DB, nil)
+	r, err := openWhenThere(ctx, in.paths.DB, nil, "")
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,10 @@ import (
 // BenchmarkSearch is a person's search (the read-only handle, every
 // channel) on the benchmark conversation with 100,000 settled messages:
 //
-//	go test ./internal/store -run '^$' -bench Search -benchtime 200x
+//	go test ./internal/store -run '^$' -bench 'Search/(one-hit|tenth|four-tenths|after-a-write)' -benchtime 200x
+//	go test ./internal/store -run '^$' -bench Search/index -benchtime 5x
 //
+// (two commands: each index run rebuilds the whole index, seconds apiece).
 // index: the first search, which indexes the whole history (a copy of the
 // database without an index each time); the others search an index that
 // is up to date, for a word in one message, in about one in ten (the

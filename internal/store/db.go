@@ -69,6 +69,9 @@ type DB struct {
 	// opened is the file at path when it was opened: a write checks that
 	// it is still the one there (stillAtPath).
 	opened os.FileInfo
+	// search is the full-text index beside the database, opened by the
+	// first search (search.go).
+	search searchHolder
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -121,6 +124,7 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) Close() error {
 	d.waitBackup()
 	d.notify.wait()
+	d.search.close()
 	d.stmts.close()
 	d.queue.close()
 	return d.sql.Close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // searchArgs are chat_search's arguments. Archived is three-way: omitted
@@ -126,7 +127,7 @@ func renderSearch(a searchAnswer) string {
 		fmt.Fprintf(&b, "No message in %s matches %q.", where, OneLine(a.Query, 200))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "**%s for %q** in %s", plural(a.Total, "hit"), OneLine(a.Query, 200), where)
+	fmt.Fprintf(&b, "**%s for %q** in %s", safe.Count(a.Total, "hit"), OneLine(a.Query, 200), where)
 	if len(a.Hits) > 0 {
 		fmt.Fprintf(&b, " — %d–%d, best first", a.skip+1, a.skip+len(a.Hits))
 	}
@@ -137,7 +138,7 @@ func renderSearch(a searchAnswer) string {
 	if a.More > 0 && a.Cut == "" {
 		for tool, args := range a.Next {
 			data, _ := encodeJSON(args)
-			fmt.Fprintf(&b, "\n%s more: %s %s shows the next.", plural(a.More, "hit"), tool, data)
+			fmt.Fprintf(&b, "\n%s more: %s %s shows the next.", safe.Count(a.More, "hit"), tool, data)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

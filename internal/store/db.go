@@ -71,6 +71,9 @@ type DB struct {
 	opened os.FileInfo
 	// pg is the PostgreSQL engine of a team store; nil for SQLite.
 	pg *postgres
+	// search is the full-text index beside the database, opened by the
+	// first search (search.go).
+	search searchHolder
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
@@ -126,6 +129,7 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) Close() error {
 	d.waitBackup()
 	d.notify.wait()
+	d.search.close()
 	d.stmts.close()
 	if d.queue != nil {
 		d.queue.close()

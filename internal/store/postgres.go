@@ -55,6 +55,27 @@ func InspectPostgres(ctx context.Context, rawURL string) (int, error) {
 	return pgSchemaVersion(ctx, t, where)
 }
 
+// OpenReadOnlyPostgres opens the team store at rawURL for reading only:
+// every read is a READ ONLY transaction, which PostgreSQL refuses to let
+// write. It migrates nothing; a store without the schema is refused.
+func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error) {
+	where := RedactURL(rawURL)
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
+	version, err := r.Version(ctx)
+	if err == nil && version == 0 {
+		err = fmt.Errorf("%w: the team store %s has no chat yet — the first chat call makes it", ErrNoDatabase, where)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
 // openPostgres connects to the PostgreSQL database at rawURL and brings
 // its schema up to date.
 func openPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
@@ -211,6 +232,22 @@ func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(
 		return nil, p.describe(err)
 	}
 	return t.changed, nil
+}
+
+// readOnly runs fn in a READ ONLY transaction.
+func (p *postgres) readOnly(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
+	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return p.describe(err)
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&tx{Tx: sqlTx, ctx: ctx, now: Now(), dialect: p.rewrite}); err != nil {
+		if errors.Is(err, ErrUnknownParty) {
+			return err
+		}
+		return p.describe(err)
+	}
+	return nil
 }
 
 // sqlState is the SQLSTATE code of a PostgreSQL error, "" for others.

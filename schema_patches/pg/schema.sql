@@ -74,3 +74,7 @@ CREATE INDEX IF NOT EXISTS idx_messages_channel_seq   ON messages(channel_id, se
 CREATE INDEX IF NOT EXISTS idx_messages_parent        ON messages(parent_id);
 CREATE INDEX IF NOT EXISTS idx_messages_open          ON messages(channel_id, status, is_archived);
 CREATE INDEX IF NOT EXISTS idx_consumers_party        ON item_consumers(party_id);
+-- Full-text search, which SQLite keeps in an index file beside the
+-- database: the expression of store.pgSearchText.
+CREATE INDEX IF NOT EXISTS idx_messages_search ON messages USING gin
+    ((setweight(to_tsvector('simple', coalesce(title, '') || ' ' || coalesce(slug, '')), 'A') || to_tsvector('simple', body)));

@@ -305,7 +305,7 @@ func (f *fixture) forget(t *testing.T, session string) {
 }
 
 // settle waits until the database files' last change is older than the
-// store's settle time (30 ms on file systems with fine times).
+// store's trustAge (30 ms on file systems with fine times).
 func settle() { time.Sleep(100 * time.Millisecond) }
 
 // While nothing is written, a prompt or a Stop that had nothing new to say

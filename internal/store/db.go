@@ -120,7 +120,7 @@ func (d *DB) Path() string { return d.path }
 // handle.
 func (d *DB) Close() error {
 	d.waitBackup()
-	d.notify.wait()
+	d.notify.flush()
 	d.stmts.close()
 	d.queue.close()
 	return d.sql.Close()

@@ -322,7 +322,7 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 	})
 	if err == nil {
 		sweep.committed()
-		if d.answers.settled(sweep) {
+		if d.answers.unchanged(sweep) {
 			out.State = sweep.fp
 			d.answers.keep(sweep.fp, key, out, seen)
 		}
@@ -523,7 +523,7 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 	})
 	if err == nil {
 		sweep.committed()
-		if d.answers.settled(sweep) {
+		if d.answers.unchanged(sweep) {
 			out.State = sweep.fp
 			d.answers.keep(sweep.fp, key, out, seen)
 		}

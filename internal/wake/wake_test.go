@@ -204,10 +204,10 @@ func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
 	w := startWatch(t, f, "", true)
 	appendTo(t, f.db+"-wal", "frame")
 	changed(t, w, "-wal appended")
-	changed(t, w, "the second look") // no new event: only the settle timer
+	changed(t, w, "the second look") // no new event: only the look-again timer
 	// How many looks remain depends on how many the caller's pace folded
 	// together, so wait them out rather than count them.
-	if looks := reportsUntilQuiet(w, 2*len(settle)+1); looks > 2*len(settle) {
+	if looks := reportsUntilQuiet(w, 2*len(lookAgain)+1); looks > 2*len(lookAgain) {
 		t.Fatalf("still looking again after %d looks: they never end", looks)
 	}
 	quiet(t, w, "after the looks", 1500*time.Millisecond)
@@ -295,7 +295,7 @@ func TestWatcherCoalescesBurstsOfWrites(t *testing.T) {
 	}
 	time.Sleep(800 * time.Millisecond) // let the notifications and second looks drain
 	reports := reportsUntilQuiet(w, writes)
-	if reports == 0 || reports > 1+len(settle) {
+	if reports == 0 || reports > 1+len(lookAgain) {
 		t.Fatalf("%d writes reported %d times, want 1 (a few more on a loaded machine)", 2*writes, reports)
 	}
 }

@@ -183,12 +183,12 @@ func (w *Watcher) notify() {
 	}
 }
 
-// settle is when to look again after a write to the database or its -wal:
-// a commit writes its frames first and becomes visible a moment later
-// (after the fsync and the wal-index update, which make no event), so the
-// first look may come too early. The tick file, written after the commit,
-// needs no second look.
-var settle = []time.Duration{2 * ms, 5 * ms, 10 * ms, 20 * ms, 50 * ms, 100 * ms, 250 * ms, 500 * ms}
+// lookAgain is when to report again after a write to the database or its
+// -wal: a commit writes its frames first and becomes visible a moment later
+// (after the fsync and the wal-index update, which make no event), so a
+// waiter's first look may come too early. The tick file, written after the
+// commit, needs no second look.
+var lookAgain = []time.Duration{2 * ms, 5 * ms, 10 * ms, 20 * ms, 50 * ms, 100 * ms, 250 * ms, 500 * ms}
 
 const ms = time.Millisecond
 
@@ -198,7 +198,7 @@ func (w *Watcher) run() {
 	defer poll.Stop()
 	again := time.NewTimer(time.Hour)
 	again.Stop()
-	step := len(settle)
+	step := len(lookAgain)
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w.fsw != nil {
@@ -218,13 +218,13 @@ func (w *Watcher) run() {
 				w.notify()
 				if ev.Name != w.tick {
 					step = 0
-					again.Reset(settle[0])
+					again.Reset(lookAgain[0])
 				}
 			}
 		case <-again.C:
 			w.notify()
-			if step++; step < len(settle) {
-				again.Reset(settle[step] - settle[step-1])
+			if step++; step < len(lookAgain) {
+				again.Reset(lookAgain[step] - lookAgain[step-1])
 			}
 		case _, ok := <-errs:
 			if !ok {
@@ -239,7 +239,7 @@ func (w *Watcher) run() {
 			if s := w.snapshot(); !s.equal(w.last) {
 				if !s.sameFiles(w.last) {
 					step = 0
-					again.Reset(settle[0])
+					again.Reset(lookAgain[0])
 				}
 				w.last = s
 				w.notify()

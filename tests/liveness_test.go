@@ -484,11 +484,7 @@ func TestWaitClamps(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
 			if c.config != "" {
-				path := filepath.Join(w.dir, "config.yaml")
-				if err := os.WriteFile(path, []byte(c.config), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				w.env = append(w.env, "MCPP_CHAT_CONFIG="+path)
+				w.configure(c.config)
 			}
 			var extra []string
 			if c.env != "" {

@@ -130,6 +130,16 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// configure gives the world's processes a config file with the given YAML.
+func (w *world) configure(yaml string) {
+	w.t.Helper()
+	path := filepath.Join(w.dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	w.env = append(w.env, "MCPP_CHAT_CONFIG="+path)
+}
+
 // repo makes a git repository folder (a .git directory is enough for
 // identity) named name under the world and returns its path.
 func (w *world) repo(name string) string {

@@ -39,13 +39,19 @@ func (in install) identity() store.Identity {
 	return store.Identity{Name: in.party.Name, Workspace: in.party.Root, OSUser: config.OSUser(in.env)}
 }
 
+// open opens (creating if needed) the database for writing, with the
+// configured busy timeout.
+func (in install) open(ctx context.Context) (*store.DB, error) {
+	return store.OpenWith(ctx, in.paths.DB, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+}
+
 // service opens the database and wires the tool service for this party.
 func (in install) service(ctx context.Context) (*tools.Service, error) {
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	db, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -32,6 +33,7 @@ type Config struct {
 		DBPath           string `yaml:"db_path"`
 		DailyBackup      bool   `yaml:"daily_backup"`
 		BackupRetainDays int    `yaml:"backup_retain_days"`
+		BusyTimeoutMS    int    `yaml:"busy_timeout_ms"`
 	} `yaml:"storage"`
 }
 
@@ -51,6 +53,7 @@ func Defaults() Config {
 	c.Storage.DBPath = ""
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
+	c.Storage.BusyTimeoutMS = 5000
 	return c
 }
 
@@ -150,8 +153,15 @@ func (c Config) validate() error {
 		return fmt.Errorf("chat.answer_budget_chars is %d — set it to %d or more", c.Chat.AnswerBudget, MinAnswerBudget)
 	case c.Storage.BackupRetainDays < 1:
 		return fmt.Errorf("storage.backup_retain_days is %d — set it to 1 or more", c.Storage.BackupRetainDays)
+	case c.Storage.BusyTimeoutMS < 1:
+		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
 	}
 	return nil
+}
+
+// BusyTimeout is storage.busy_timeout_ms as a duration.
+func (c Config) BusyTimeout() time.Duration {
+	return time.Duration(c.Storage.BusyTimeoutMS) * time.Millisecond
 }
 
 // Load reads the config file at path; a missing file means the defaults.

@@ -99,29 +99,28 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 	}
 }
 
-// The change carries the call's own time, so a delayed tick still says
-// when the write happened.
+// The change carries the call's own time — the one its rows got — so a
+// delayed tick still says when the write happened.
 func TestChangeCarriesTheCallsTime(t *testing.T) {
-	db := world(t)
-	db.notify.delay = 300 * time.Millisecond
+	at := time.Date(2026, 11, 29, 23, 30, 0, 123456000, time.UTC)
+	db := worldWith(t, Options{Clock: func() time.Time { return at }})
 	got := make(chan Change, 1)
 	db.OnCommit = func(c Change) { got <- c }
 	if _, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	returned := time.Now()
+	var written string
+	if err := db.sql.QueryRow(`SELECT created_at FROM messages WHERE body = 'hello'`).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
 	var c Change
 	select {
 	case c = <-got:
 	case <-time.After(10 * time.Second):
 		t.Fatal("OnCommit never ran")
 	}
-	at, err := time.Parse(time.RFC3339Nano, c.CommittedAt)
-	if err != nil {
-		t.Fatalf("change time %q: %v", c.CommittedAt, err)
-	}
-	if at.After(returned) {
-		t.Fatalf("change time %v is after the call returned (%v): the delivery's time, not the call's", at, returned)
+	if want := "2026-11-29T23:30:00.123456+00:00"; c.CommittedAt != want || written != want {
+		t.Fatalf("change time %q, message time %q, want the call's %q", c.CommittedAt, written, want)
 	}
 }
 

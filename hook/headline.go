@@ -31,7 +31,7 @@ func headline(p store.Pending, fresh []string) string {
 func pendingAcks(p store.Pending, news set) []store.WaitingOnMe {
 	var acks []store.WaitingOnMe
 	for _, w := range p.WaitingOnMe {
-		if w.NeedsAck() {
+		if w.Needs == store.NeedAck {
 			acks = append(acks, w)
 		}
 	}

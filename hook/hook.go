@@ -49,7 +49,7 @@ const (
 // only when the whole answer is ready within Deadline.
 func Run(ctx context.Context, o Options) int {
 	if o.Wait {
-		return wait(ctx, o)
+		return runWaiter(ctx, o)
 	}
 	ctx, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()
@@ -82,7 +82,7 @@ func answer(ctx context.Context, o Options) string {
 		event = CanonicalEvent(pl.HookEventName)
 	}
 	if event == Stop && pl.StopHookActive {
-		return "" // the turn already goes on because of a Stop block
+		return "" // the turn already goes on because of a Stop block: no loops
 	}
 	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
 	if err != nil {
@@ -95,7 +95,7 @@ func answer(ctx context.Context, o Options) string {
 		if err != nil {
 			return ""
 		}
-		return Respond(event, pl, p, nil)
+		return Respond(event, p, Seen{}).Text
 	}
 	// Taken before the read, so that a write landing during it moves the
 	// fingerprint and the next run reads again.
@@ -113,22 +113,49 @@ func answer(ctx context.Context, o Options) string {
 	if event == SessionStart && dir != "" {
 		SweepState(dir)
 	}
-	var out string
-	err = UpdateState(ctx, dir, pl.SessionID, party.Root, func(st *State) {
-		if pl.SessionID == "" {
-			st = nil
-		}
-		out = Respond(event, pl, p, st)
-		st.noteQuiet(event, fp, p)
+	return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+}
+
+// tell answers event from what is pending, p, read at fingerprint fp, and
+// saves what the answer told in the session's record, under its lock.
+// Without a session id or a folder for records there is no record to
+// consult or keep, and the session is told everything.
+func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pending) string {
+	if session == "" || dir == "" {
+		return Respond(event, p, Seen{}).Text
+	}
+	var ans Answer
+	err := UpdateState(ctx, dir, session, root, func(st *State) {
+		ans = Respond(event, p, st.seen())
+		remember(st, event, fp, ans)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "" // too late: Run prints nothing
 		}
-		// No record to consult: say it all, as without a session id.
-		return Respond(event, pl, p, nil)
+		return Respond(event, p, Seen{}).Text // no record to consult: say it all
 	}
-	return out
+	return ans.Text
+}
+
+// remember is everything an answer changes in the session's record, which
+// is saved only once the answer is known to be printed: the lines it told
+// and what it reported, and whether the event has anything left to say
+// while the database stays at fingerprint fp.
+func remember(st *State, event, fp string, ans Answer) {
+	st.Told, st.Blocked = ans.Told, ans.Blocked
+	switch event {
+	case SessionStart, UserPromptSubmit:
+		st.PromptQuiet = ""
+		if !ans.Untold {
+			st.PromptQuiet = fp
+		}
+		if event == SessionStart {
+			st.StopQuiet = "" // a fresh context: Stop must look again
+		}
+	case Stop:
+		st.StopQuiet = fp
+	}
 }
 
 // locate resolves the install's paths and the session's party: the same

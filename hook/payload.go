@@ -30,7 +30,7 @@ func ReadPayload(r io.Reader) (Payload, error) {
 		return p, fmt.Errorf("read hook payload: %w", err)
 	}
 	if len(data) > maxPayload {
-		return p, errors.New("hook payload is larger than 16 MiB")
+		return p, fmt.Errorf("hook payload is larger than %d MiB", maxPayload>>20)
 	}
 	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
 		return p, errors.New("hook payload is not a JSON object")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -27,77 +28,99 @@ func CanonicalEvent(name string) string {
 	return name
 }
 
-// Respond is what the hook prints for event, given what is pending. st is
-// the session's state (nil without a session id); Respond updates it.
-// An empty result means print nothing.
-func Respond(event string, pl Payload, p store.Pending, st *State) string {
+// Seen is what a session's record says the session already had: the keys
+// of the lines it was told and of what a Stop block or a wake reported.
+// Recorded is false for a session without a record (no session id, or a
+// record that could not be read): every event then tells it the full
+// picture, and nothing is reported as already seen.
+type Seen struct {
+	Told, Blocked []string
+	Recorded      bool
+}
+
+// Answer is the hook's answer to one event: what it prints, and what the
+// session's record holds once the session has read it.
+type Answer struct {
+	// Text is printed as it is; "" prints nothing.
+	Text string
+	// Told and Blocked are the record's keys after this answer.
+	Told, Blocked []string
+	// Untold says the output cap kept lines back, so the event still has
+	// something to say at the same state.
+	Untold bool
+}
+
+// Respond is what the hook answers to event, given what is pending for
+// the party and what the session has seen. It only computes: what is
+// printed and what is saved is up to the caller.
+func Respond(event string, p store.Pending, seen Seen) Answer {
 	r := newReport(p)
 	switch event {
 	case SessionStart:
-		return sessionStart(event, r, st)
+		return fullPicture(event, r)
 	case UserPromptSubmit:
-		if st == nil {
-			return sessionStart(event, r, nil)
+		if !seen.Recorded {
+			return fullPicture(event, r)
 		}
-		return promptSubmit(event, r, st)
+		return news(event, r, seen)
 	case Stop:
-		if pl.StopHookActive {
-			return ""
-		}
-		return stop(r, p, st)
+		return block(p, seen, func(fresh []string) (string, []string) {
+			message := headline(p, fresh)
+			reason, shown := stopReason(r, cost(message)+len(`,"systemMessage":""`))
+			return blockJSON(reason, message), shown
+		})
 	}
 	text, _ := r.render(nil, MaxOutput)
-	return text
+	return Answer{Text: text, Told: seen.Told, Blocked: seen.Blocked}
 }
 
-// sessionStart gives the full picture and starts the session's record
-// afresh (a cleared or compacted context has forgotten what it was told).
-func sessionStart(event string, r report, st *State) string {
+// fullPicture tells everything and starts the record afresh: SessionStart
+// comes after a cleared or compacted context, which has forgotten what it
+// was told.
+func fullPicture(event string, r report) Answer {
 	text, shown := r.render(nil, MaxOutput-contextOverhead(event))
-	if st != nil {
-		st.Told, st.Blocked = shown, nil
+	ans := Answer{Told: shown, Untold: len(missing(r.keys(), newSet(shown))) > 0}
+	if text != "" {
+		ans.Text = contextJSON(event, text)
 	}
-	if text == "" {
-		return ""
-	}
-	return contextJSON(event, text)
+	return ans
 }
 
-// promptSubmit injects only the lines this session has not been told yet.
-func promptSubmit(event string, r report, st *State) string {
-	told := newSet(st.Told)
-	text, shown := r.render(told, MaxOutput-contextOverhead(event))
+// news tells only the lines the session has not been told yet.
+func news(event string, r report, seen Seen) Answer {
+	text, shown := r.render(newSet(seen.Told), MaxOutput-contextOverhead(event))
 	// Keep what is still current, so the record never outgrows the state.
 	current := newSet(r.keys())
-	var keep []string
-	for _, k := range st.Told {
+	var told []string
+	for _, k := range seen.Told {
 		if current[k] {
-			keep = append(keep, k)
+			told = append(told, k)
 		}
 	}
-	st.Told = append(keep, shown...)
-	if text == "" {
-		return ""
+	told = append(told, shown...)
+	ans := Answer{Told: told, Blocked: seen.Blocked, Untold: len(missing(r.keys(), newSet(told))) > 0}
+	if text != "" {
+		ans.Text = contextJSON(event, text)
 	}
-	return contextJSON(event, text)
+	return ans
 }
 
-// stop blocks only when a peer waits on this session and the session has
-// not been stopped for that same state before.
-func stop(r report, p store.Pending, st *State) string {
+// block is how a Stop block and a wake report: only when a peer waits on
+// the session and the session was not stopped or woken for that same
+// state before. report renders the fresh blocking keys and returns the
+// keys of the summary lines it quotes: the model reads them, so the next
+// prompt need not repeat them.
+func block(p store.Pending, seen Seen, report func(fresh []string) (text string, shown []string)) Answer {
 	keys := blockingKeys(p)
-	if st == nil {
-		st = &State{}
-	}
-	fresh := missing(keys, newSet(st.Blocked))
-	st.Blocked = keys
+	ans := Answer{Told: seen.Told, Blocked: keys}
+	fresh := missing(keys, newSet(seen.Blocked))
 	if len(fresh) == 0 {
-		return ""
+		return ans
 	}
-	message := headline(p, fresh)
-	reason, shown := stopReason(r, cost(message)+len(`,"systemMessage":""`))
-	st.tell(shown) // the model reads the reason: the next prompt need not repeat it
-	return blockJSON(reason, message)
+	text, shown := report(fresh)
+	ans.Text = text
+	ans.Told = slices.Concat(seen.Told, missing(shown, newSet(seen.Told)))
+	return ans
 }
 
 // blockingKeys names what makes a peer wait on this session: per channel
@@ -112,7 +135,7 @@ func blockingKeys(p store.Pending) []string {
 		}
 	}
 	for _, w := range p.WaitingOnMe {
-		if w.NeedsAck() {
+		if w.Needs == store.NeedAck {
 			out = append(out, ackKey(w))
 		}
 	}

@@ -22,11 +22,11 @@ func pendingFor() store.Pending {
 				{Channel: "gw--dash", Seq: 2, Kind: "ask", From: "mesh-gw", Slug: "chunk-api", Title: "Is the enum closed?", Body: "I need FRAME_AUX."},
 			},
 		}},
-		WaitingOnMe: []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedsAck)},
+		WaitingOnMe: []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedAck)},
 	}
 }
 
-func needs(slug, title, from string, seq int64, what string) store.WaitingOnMe {
+func needs(slug, title, from string, seq int64, what store.Need) store.WaitingOnMe {
 	return store.WaitingOnMe{ItemRef: store.ItemRef{Channel: "gw--dash", From: from, Item: slug, Seq: seq, Title: title, Status: "ack"}, Needs: what}
 }
 
@@ -64,9 +64,19 @@ func mustContain(t *testing.T, text string, wants ...string) {
 	}
 }
 
+// session is a session's record through a series of answers, saved as
+// the hook saves it.
+type session struct{ st State }
+
+func (s *session) respond(event string, p store.Pending) string {
+	ans := Respond(event, p, s.st.seen())
+	remember(&s.st, event, "fp-1", ans)
+	return ans.Text
+}
+
 func TestSessionStartGivesTheFullPicture(t *testing.T) {
-	st := &State{}
-	c := decodeContext(t, Respond(SessionStart, Payload{}, pendingFor(), st))
+	var s session
+	c := decodeContext(t, s.respond(SessionStart, pendingFor()))
 	if c.HookSpecificOutput.HookEventName != SessionStart {
 		t.Fatalf("event name %q", c.HookSpecificOutput.HookEventName)
 	}
@@ -78,8 +88,8 @@ func TestSessionStartGivesTheFullPicture(t *testing.T) {
 		`[chunk-api] "Is the enum closed?" from mesh-gw — needs your ack`,
 		"chat_inbox", "chat_read", "Answer only for your own repository (node-dash)",
 		"quoted data")
-	if len(st.Told) != 3 {
-		t.Fatalf("told = %v", st.Told)
+	if len(s.st.Told) != 3 {
+		t.Fatalf("told = %v", s.st.Told)
 	}
 }
 
@@ -87,53 +97,58 @@ func TestSilentWhenNothingPending(t *testing.T) {
 	p := store.Pending{Party: "node-dash", Channels: []store.ChannelPending{{Channel: "gw--dash"}},
 		WaitingOnPeer: []store.WaitingOnPeer{{ItemRef: store.ItemRef{Item: "x"}, WaitingOn: []string{"mesh-gw"}}}}
 	for _, ev := range []string{SessionStart, UserPromptSubmit, Stop, "Notification"} {
-		if out := Respond(ev, Payload{}, p, &State{}); out != "" {
+		if out := Respond(ev, p, Seen{Recorded: true}).Text; out != "" {
 			t.Errorf("%s with nothing pending printed %q", ev, out)
 		}
 	}
 }
 
 func TestUserPromptSubmitTellsEachLineOnce(t *testing.T) {
-	st := &State{}
-	first := decodeContext(t, Respond(UserPromptSubmit, Payload{}, pendingFor(), st))
+	var s session
+	first := decodeContext(t, s.respond(UserPromptSubmit, pendingFor()))
 	if first.HookSpecificOutput.HookEventName != UserPromptSubmit {
 		t.Fatalf("event name %q", first.HookSpecificOutput.HookEventName)
 	}
 	mustContain(t, first.HookSpecificOutput.AdditionalContext, "the radio build is green", "needs your ack")
-	if out := Respond(UserPromptSubmit, Payload{}, pendingFor(), st); out != "" {
+	if out := s.respond(UserPromptSubmit, pendingFor()); out != "" {
 		t.Fatalf("unchanged state injected again:\n%s", out)
 	}
 	p := pendingFor()
 	c := &p.Channels[0]
 	c.Unread, c.NewestTalk = 3, 3
 	c.Newest = append(c.Newest[1:], store.Message{Channel: "gw--dash", Seq: 3, Kind: "say", From: "mesh-gw", Body: "one more thing"})
-	next := decodeContext(t, Respond(UserPromptSubmit, Payload{}, p, st)).HookSpecificOutput.AdditionalContext
+	next := decodeContext(t, s.respond(UserPromptSubmit, p)).HookSpecificOutput.AdditionalContext
 	mustContain(t, next, "one more thing", "New since the last note")
 	if strings.Contains(next, "the radio build") || strings.Contains(next, "needs your ack") {
 		t.Fatalf("repeated old lines:\n%s", next)
 	}
 	// An item moving to a new state is news again.
-	p.WaitingOnMe = []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedsPruneOK)}
-	mustContain(t, Respond(UserPromptSubmit, Payload{}, p, st), "needs your prune-ok")
+	p.WaitingOnMe = []store.WaitingOnMe{needs("chunk-api", "Is the enum closed?", "mesh-gw", 2, store.NeedPruneOK)}
+	mustContain(t, s.respond(UserPromptSubmit, p), "needs your prune-ok")
 	// Without a session record it behaves like SessionStart.
-	mustContain(t, Respond(UserPromptSubmit, Payload{}, pendingFor(), nil), "the radio build is green", `"hookEventName":"UserPromptSubmit"`)
+	out := Respond(UserPromptSubmit, pendingFor(), Seen{}).Text
+	mustContain(t, out, "the radio build is green", `"hookEventName":"UserPromptSubmit"`)
+	if strings.Contains(out, "New since the last note") {
+		t.Fatalf("without a record, a prompt told only news:\n%s", out)
+	}
 }
 
 func TestStopBlocksOnceForAWaitingPeer(t *testing.T) {
-	st := &State{}
-	b := decodeBlock(t, Respond(Stop, Payload{}, pendingFor(), st))
+	var s session
+	b := decodeBlock(t, s.respond(Stop, pendingFor()))
 	mustContain(t, b.Reason, "A peer is waiting on this session", "needs your ack", "the radio build is green",
 		"call chat_inbox, then chat_read", "answer from your own repository", "chat_ack an item that needs no answer")
-	if out := Respond(Stop, Payload{StopHookActive: true}, pendingFor(), &State{}); out != "" {
-		t.Fatalf("stop_hook_active must be silent, got %s", out)
-	}
-	if out := Respond(Stop, Payload{}, pendingFor(), st); out != "" {
+	if out := s.respond(Stop, pendingFor()); out != "" {
 		t.Fatalf("blocked twice for the same state: %s", out)
 	}
 	p := pendingFor()
 	p.Channels[0].NewestTalk = 4
 	p.Channels[0].Newest = append(p.Channels[0].Newest, store.Message{Seq: 4, Kind: "reply", From: "mesh-gw", Re: "chunk-api", Body: "ping"})
-	decodeBlock(t, Respond(Stop, Payload{}, p, st))
+	decodeBlock(t, s.respond(Stop, p))
+	// The model read the reason: the next prompt does not repeat it.
+	if out := s.respond(UserPromptSubmit, p); out != "" {
+		t.Fatalf("the prompt after a Stop block repeated it:\n%s", out)
+	}
 }
 
 // Unread events, the party's own answered item and a pending prune-ok are
@@ -143,24 +158,24 @@ func TestNonBlockingRows(t *testing.T) {
 		Channels: []store.ChannelPending{{Channel: "gw--dash", Unread: 1, NewestTalk: 0,
 			Newest: []store.Message{{Seq: 7, Kind: "event", Body: "[chunk-api] acked by mesh-gw"}}}},
 		WaitingOnMe: []store.WaitingOnMe{
-			needs("tls", "TLS upgrade", "node-dash", 3, store.NeedsResolve),
-			needs("old", "Old thing", "mesh-gw", 5, store.NeedsPruneOK),
+			needs("tls", "TLS upgrade", "node-dash", 3, store.NeedResolve),
+			needs("old", "Old thing", "mesh-gw", 5, store.NeedPruneOK),
 		}}
-	if out := Respond(Stop, Payload{}, p, &State{}); out != "" {
+	if out := Respond(Stop, p, Seen{Recorded: true}).Text; out != "" {
 		t.Fatalf("blocked for non-blocking rows: %s", out)
 	}
-	text := decodeContext(t, Respond(SessionStart, Payload{}, p, &State{})).HookSpecificOutput.AdditionalContext
+	text := decodeContext(t, Respond(SessionStart, p, Seen{Recorded: true}).Text).HookSpecificOutput.AdditionalContext
 	mustContain(t, text, `- #7 event: "[chunk-api] acked by mesh-gw"`,
 		`[tls] "TLS upgrade" from node-dash — answered; resolve when you are satisfied (no rush)`,
 		`[old] "Old thing" from mesh-gw — resolved; needs your prune-ok when you have consumed it`)
 	// A real message still blocks.
 	p.Channels[0].Unread, p.Channels[0].NewestTalk = 2, 8
 	p.Channels[0].Newest = append(p.Channels[0].Newest, store.Message{Seq: 8, Kind: "say", From: "mesh-gw", Body: "are you there?"})
-	mustContain(t, decodeBlock(t, Respond(Stop, Payload{}, p, &State{})).Reason, "are you there?")
+	mustContain(t, decodeBlock(t, Respond(Stop, p, Seen{Recorded: true}).Text).Reason, "are you there?")
 }
 
 func TestOtherEventsPrintPlainText(t *testing.T) {
-	out := Respond("Notification", Payload{}, pendingFor(), nil)
+	out := Respond("Notification", pendingFor(), Seen{}).Text
 	if strings.HasPrefix(strings.TrimSpace(out), "{") {
 		t.Fatalf("plain text expected:\n%s", out)
 	}
@@ -173,7 +188,7 @@ func TestEscapesAndControlsStripped(t *testing.T) {
 	p.Channels[0].Newest[1].Title = "t\x1b[2Jitle"
 	p.WaitingOnMe[0].Title = "t\x1b[2Jitle"
 	for _, ev := range []string{SessionStart, "Other"} {
-		out := Respond(ev, Payload{}, p, nil)
+		out := Respond(ev, p, Seen{}).Text
 		var text string
 		if ev == SessionStart {
 			text = decodeContext(t, out).HookSpecificOutput.AdditionalContext
@@ -202,10 +217,10 @@ func TestOutputCapped(t *testing.T) {
 		p.Channels = append(p.Channels, cp)
 	}
 	for i := 0; i < 200; i++ {
-		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedsAck))
+		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedAck))
 	}
 	for _, ev := range []string{SessionStart, UserPromptSubmit, Stop, "Other"} {
-		out := Respond(ev, Payload{}, p, &State{})
+		out := Respond(ev, p, Seen{Recorded: true}).Text
 		if n := len(utf16.Encode([]rune(out))); n >= 10000 || n < 5000 {
 			t.Errorf("%s output is %d characters; want under 10,000 and well used", ev, n)
 		}
@@ -227,29 +242,30 @@ func TestQuietOnlyWhenEverythingWasTold(t *testing.T) {
 	long := strings.Repeat("lorem ipsum dolor sit amet ", 100)
 	p := store.Pending{Party: "node-dash", Workspace: "/srv/node-dash"}
 	for i := 0; i < 200; i++ {
-		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedsAck))
+		p.WaitingOnMe = append(p.WaitingOnMe, needs(fmt.Sprintf("item-%d", i), long, "mesh-gw", int64(i), store.NeedAck))
 	}
-	st := &State{}
-	Respond(UserPromptSubmit, Payload{}, p, st)
-	st.noteQuiet(UserPromptSubmit, "fp-1", p)
-	if st.quietAt(UserPromptSubmit) != "" {
+	var s session
+	s.respond(UserPromptSubmit, p)
+	if s.st.quietAt(UserPromptSubmit) != "" {
 		t.Fatal("a cut answer was recorded as having nothing left to say")
 	}
-	for round := 0; round < 100 && st.PromptQuiet == ""; round++ {
-		if Respond(UserPromptSubmit, Payload{}, p, st) == "" {
+	for round := 0; round < 100 && s.st.PromptQuiet == ""; round++ {
+		if s.respond(UserPromptSubmit, p) == "" {
 			t.Fatalf("round %d: untold lines left, yet the prompt said nothing", round)
 		}
-		st.noteQuiet(UserPromptSubmit, "fp-1", p)
 	}
-	if st.quietAt(UserPromptSubmit) != "fp-1" {
+	if s.st.quietAt(UserPromptSubmit) != "fp-1" {
 		t.Fatal("after every line was told, the state is still not quiet")
 	}
-	if st.quietAt(Stop) != "" || st.quietAt(SessionStart) != "" {
+	if s.st.quietAt(Stop) != "" || s.st.quietAt(SessionStart) != "" {
 		t.Fatal("a prompt's record made Stop or SessionStart quiet")
 	}
-	st.noteQuiet(Stop, "fp-1", p)
-	st.noteQuiet(SessionStart, "fp-2", pendingFor())
-	if st.quietAt(Stop) != "" {
+	s.respond(Stop, p)
+	if s.st.quietAt(Stop) != "fp-1" {
+		t.Fatal("a Stop that answered was not recorded as quiet at its state")
+	}
+	s.respond(SessionStart, pendingFor())
+	if s.st.quietAt(Stop) != "" {
 		t.Fatal("SessionStart starts the Stop record afresh; Stop must look again")
 	}
 }
@@ -257,7 +273,7 @@ func TestQuietOnlyWhenEverythingWasTold(t *testing.T) {
 // The person at the terminal reads one line: who waits on the session and
 // for what (the model reads the reason).
 func TestStopBlockTellsThePersonInOneLine(t *testing.T) {
-	b := decodeBlock(t, Respond(Stop, Payload{}, pendingFor(), &State{}))
+	b := decodeBlock(t, Respond(Stop, pendingFor(), Seen{}).Text)
 	want := `mcpp-chat: mesh-gw is waiting on node-dash: [chunk-api] "Is the enum closed?" needs your ack; 2 unread messages in #gw--dash`
 	if b.SystemMessage != want {
 		t.Fatalf("systemMessage = %q\nwant             %q", b.SystemMessage, want)
@@ -272,8 +288,8 @@ func TestHeadline(t *testing.T) {
 		{Channel: "a", Unread: 1200, Over: true, NewestTalk: 9, Parties: []string{"node-dash", "radio-fw"}},
 		{Channel: "b", Unread: 1, NewestTalk: 3}, {Channel: "c", Unread: 1, NewestTalk: 4}},
 		WaitingOnMe: []store.WaitingOnMe{
-			needs("x", "X?", "mesh-gw", 2, store.NeedsAck), needs("y", "Y?", "web-ui", 3, store.NeedsAck),
-			needs("z", "Z?", "mesh-gw", 4, store.NeedsAck), needs("old", "Old", "ops", 5, store.NeedsPruneOK)}}
+			needs("x", "X?", "mesh-gw", 2, store.NeedAck), needs("y", "Y?", "web-ui", 3, store.NeedAck),
+			needs("z", "Z?", "mesh-gw", 4, store.NeedAck), needs("old", "Old", "ops", 5, store.NeedPruneOK)}}
 	for _, c := range []struct {
 		p     store.Pending
 		fresh []string

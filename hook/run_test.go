@@ -304,9 +304,10 @@ func (f *fixture) forget(t *testing.T, session string) {
 	}
 }
 
-// settle waits until the database files' last change is older than the
-// store's trustAge (30 ms on file systems with fine times).
-func settle() { time.Sleep(100 * time.Millisecond) }
+// letFilesAge waits until the database files' last change is old enough
+// for a fingerprint to be trusted (30 ms on file systems with fine times):
+// only then does the hook skip reading an unchanged database.
+func letFilesAge() { time.Sleep(100 * time.Millisecond) }
 
 // While nothing is written, a prompt or a Stop that had nothing new to say
 // stays silent without reading the database; the first write makes it read
@@ -319,7 +320,7 @@ func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
 	}
 	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
-	settle() // a fingerprint is given only once the files' times have settled
+	letFilesAge()
 	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
 		t.Fatalf("unchanged state told again:\n%s", out)
 	}
@@ -495,4 +496,20 @@ func TestStopBlockIsNotRepeatedByTheNextPrompt(t *testing.T) {
 	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
 		t.Fatalf("the prompt after the Stop block repeated it:\n%s", out)
 	}
+}
+
+// A Stop that runs because an earlier Stop block kept the turn going
+// (stop_hook_active) never blocks again: that would loop forever.
+func TestStopHookActiveNeverBlocks(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.db.Say(context.Background(), f.gw, store.SayArgs{Text: "the radio build is green", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Run(context.Background(), Options{Event: Stop, Env: f.env,
+		Stdin: strings.NewReader(`{"session_id":"s1","stop_hook_active":true}`), Stdout: &out, Stderr: io.Discard})
+	if out.Len() != 0 {
+		t.Fatalf("a Stop with stop_hook_active blocked:\n%s", out.String())
+	}
+	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
-	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // State is what the hook already told one session about one party, so that
@@ -49,39 +48,9 @@ func (st *State) quietAt(event string) string {
 	return ""
 }
 
-// noteQuiet records, after Respond answered event on the state p at
-// fingerprint fp, whether that event has anything left to say while fp
-// holds: a prompt has when the output cap kept lines back; SessionStart
-// starts the Stop record afresh.
-func (st *State) noteQuiet(event, fp string, p store.Pending) {
-	if st == nil {
-		return
-	}
-	switch event {
-	case SessionStart, UserPromptSubmit:
-		st.PromptQuiet = ""
-		if len(missing(newReport(p).keys(), newSet(st.Told))) == 0 {
-			st.PromptQuiet = fp
-		}
-		if event == SessionStart {
-			st.StopQuiet = ""
-		}
-	case Stop:
-		st.StopQuiet = fp
-	}
-}
-
-// tell adds the keys of lines the session was just told some other way
-// than by a prompt's context (a Stop block's reason, a wake): the model
-// has read them, so UserPromptSubmit does not say them again.
-func (st *State) tell(keys []string) {
-	told := newSet(st.Told)
-	for _, k := range keys {
-		if !told[k] {
-			st.Told = append(st.Told, k)
-			told[k] = true
-		}
-	}
+// seen is what Respond needs of the record.
+func (st *State) seen() Seen {
+	return Seen{Told: st.Told, Blocked: st.Blocked, Recorded: true}
 }
 
 // StateDir is where the hook keeps its per-session files:

@@ -68,7 +68,7 @@ func newReport(p store.Pending) report {
 		r.channels = append(r.channels, b)
 	}
 	for _, w := range p.WaitingOnMe {
-		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w)), text: waitingLine(w)})
+		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs)), text: waitingLine(w)})
 	}
 	return r
 }
@@ -107,23 +107,27 @@ func messageLine(m store.Message) string {
 	return fmt.Sprintf("- %s #%d said: %s", from, m.Seq, body)
 }
 
-func needKey(w store.WaitingOnMe) string {
-	switch {
-	case w.NeedsAck():
+// needKey names a need in a line's key: an item that moves to a new need
+// is news again. The names are stored in session records, so they stay.
+func needKey(n store.Need) string {
+	switch n {
+	case store.NeedAck:
 		return "ack"
-	case w.Needs == store.NeedsResolve:
+	case store.NeedResolve:
 		return "resolve"
 	}
 	return "prune-ok"
 }
 
-// waitingLine is one item that waits on the party, in the words.
+// waitingLine is one item that waits on the party: what it needs, and how
+// soon, in words for the model (the tools' answers carry the Python
+// edition's).
 func waitingLine(w store.WaitingOnMe) string {
 	what := "— resolved; needs your prune-ok when you have consumed it"
-	switch needKey(w) {
-	case "ack":
+	switch w.Needs {
+	case store.NeedAck:
 		what = "— needs your ack"
-	case "resolve":
+	case store.NeedResolve:
 		what = "— answered; resolve when you are satisfied (no rush)"
 	}
 	return fmt.Sprintf("- #%s [%s] %s from %s %s", clean(w.Channel, 80), clean(w.Item, 60), quote(w.Title, titleWidth), clean(w.From, 80), what)

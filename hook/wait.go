@@ -22,12 +22,12 @@ const DefaultWaitTimeout = time.Hour
 // watched.
 const recheckEvery = time.Second
 
-// wait blocks until a peer waits on this session (exit 2, the Stop reason
-// on stderr, which wakes an idle Claude Code session), or until the
-// timeout, a newer waiter of the same session and party, or the end of the
-// session it serves (exit 0, silent). In a run nobody sits at it does not
-// wait at all.
-func wait(ctx context.Context, o Options) int {
+// runWaiter is --wait: it blocks until a peer waits on this session (exit
+// 2, the Stop reason on stderr, which wakes an idle Claude Code session),
+// or until the timeout, a newer waiter of the same session and party, or
+// the end of the session it serves (exit 0, silent). In a run nobody sits
+// at it does not wait at all.
+func runWaiter(ctx context.Context, o Options) int {
 	pl, err := readPayloadWithin(ctx, o)
 	if err != nil || unattended(o.Env) {
 		return ExitOK
@@ -118,10 +118,11 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 
 // watcherLook is one waiter's view of the session: what it has already
 // reported (shared with the Stop hook through the state file) and, without
-// a session record, what was there when it started.
+// a session record, what blocked at its previous look.
 type watcherLook struct {
 	dir, session, root, db string
-	seen                   set // nil until the first look
+	looked                 bool     // a look was taken: blocked is what it saw
+	blocked                []string // without a record, what blocked at the last look
 }
 
 // check reads the database and reports the wake reason when something
@@ -137,43 +138,35 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	keys := blockingKeys(p)
-	r := newReport(p)
-	var fresh []string
-	var report string
+	var ans Answer
 	recorded := l.session != "" && l.dir != ""
-	err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
-		if !recorded {
-			return
-		}
-		fresh = missing(keys, newSet(st.Blocked))
-		st.Blocked = keys
-		if len(fresh) > 0 {
-			var shown []string
-			report, shown = wakeReport(p, r, fresh)
-			st.tell(shown)
-		}
-	})
+	if recorded {
+		err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
+			ans = wakeAnswer(p, st.seen())
+			st.Told, st.Blocked = ans.Told, ans.Blocked
+		})
+	}
 	if !recorded || err != nil {
-		report = ""
-		if l.seen != nil {
-			if fresh = missing(keys, l.seen); len(fresh) > 0 {
-				report, _ = wakeReport(p, r, fresh)
-			}
+		ans = Answer{}
+		if l.looked {
+			ans = wakeAnswer(p, Seen{Blocked: l.blocked})
 		}
 	}
-	l.seen = newSet(keys)
-	return report, report != ""
+	l.looked, l.blocked = true, blockingKeys(p)
+	return ans.Text, ans.Text != ""
 }
 
-// wakeReport is what a wake prints on stderr, and the keys of the summary
-// lines in it. Claude Code shows the person at the terminal a wake as one
-// line, "Stop hook feedback", and this report only when expanded, so the
-// report starts with the headline; the model reads all of it.
-func wakeReport(p store.Pending, r report, fresh []string) (string, []string) {
-	message := headline(p, fresh)
-	reason, shown := stopReason(r, cost(message))
-	return message + "\n" + reason, shown
+// wakeAnswer is a waiter's report on stderr, made once per state as a Stop
+// block is. Claude Code shows the person at the terminal a wake as
+// one line, "Stop hook feedback", and this report only when expanded, so
+// the report starts with the headline; the model reads all of it.
+func wakeAnswer(p store.Pending, seen Seen) Answer {
+	r := newReport(p)
+	return block(p, seen, func(fresh []string) (string, []string) {
+		message := headline(p, fresh)
+		reason, shown := stopReason(r, cost(message))
+		return message + "\n" + reason, shown
+	})
 }
 
 // claim marks the one waiter of a session and party: a newer waiter

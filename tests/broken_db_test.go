@@ -270,8 +270,8 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 }
 
 // A database emptied (truncated to 0 bytes) while a session still has it
-// open: every other process used to answer "busy for 5s", which sends the
-// user to wait. It says what happened and what to do.
+// open is no busy database — "busy" would send the user to wait for
+// nothing. It says what happened and what to do.
 func TestEmptiedUnderARunningSession(t *testing.T) {
 	w := newWorld(t)
 	w.configure("storage:\n  busy_timeout_ms: 200\n") // how long the call looks before it says so
@@ -286,9 +286,9 @@ func TestEmptiedUnderARunningSession(t *testing.T) {
 	}
 }
 
-// The database deleted under a running server: the server used to go on
-// confirming writes that went to the deleted file and were lost when it
-// exited. It refuses them with a sentence, and doctor names the process.
+// The database deleted under a running server: writes that went on to the
+// deleted file would be confirmed, then lost when the server exits. It
+// refuses them with a sentence, and doctor names the process.
 func TestDeletedUnderARunningServer(t *testing.T) {
 	w := newWorld(t)
 	gw := w.serve(w.repo("mesh-gw"))

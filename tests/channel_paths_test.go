@@ -9,7 +9,7 @@ import (
 
 // The worked example's first step names a peer that has made no call yet:
 // by name it is refused, by its repository's path it works, and the peer's
-// session is that party at its first call (issue 11).
+// session is that party at its first call.
 func TestChannelNewSeatsARepositoryByPath(t *testing.T) {
 	w := newWorld(t)
 	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")

@@ -41,9 +41,9 @@ func fill(t *testing.T, dir string) string {
 }
 
 // A full disk: a write says what happened, that nothing was written and
-// what still works (it said only "sqlite3: disk I/O error", and a plain
-// chat_read, which moves the cursor, failed the same way); a peek still
-// reads; once there is room again, writes go on.
+// what still works — SQLite's own "disk I/O error" says none of it; a
+// plain chat_read moves the cursor, so it is a write too, while a peek
+// still reads; once there is room again, writes go on.
 func TestDiskFull(t *testing.T) {
 	disk := smallDisk(t)
 	w := newWorld(t)

@@ -135,7 +135,7 @@ func TestDailyBackupThroughTheBinary(t *testing.T) {
 	day := func(d int) string { return filepath.Join(backups, "chat.db."+now.AddDate(0, 0, -d).Format("20060102")) }
 	oldDay := func(d int) string { return filepath.Join(backups, "chat.db."+now.AddDate(0, 0, -d).Format("060102")) }
 	writeFile(t, filepath.Join(backups, "keep.txt"), "old")
-	for d := 3; d <= 10; d++ { // eight copies, named as before issue 11
+	for d := 3; d <= 10; d++ { // eight copies, in the older yymmdd naming
 		writeFile(t, oldDay(d), "old")
 	}
 	w.mustCall(dir, "chat_whoami", nil, nil) // registers the party: a write

@@ -17,7 +17,8 @@ import (
 const recordFlag = "github.com/mcpp/mcpp-chat/internal/config.BuildCheckout"
 
 // `make install PREFIX=...` copies binaries that use the checkout's
-// database, like the checkout's bin/ (issue 11: they used another one).
+// database, like the checkout's bin/: a copy that found its own would be
+// a second, silent chat that no session in the checkout ever reads.
 func TestInstalledCopyUsesTheCheckoutsDatabase(t *testing.T) {
 	makefile, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
 	if err != nil {

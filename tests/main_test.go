@@ -24,11 +24,10 @@ import (
 )
 
 // callTimeout bounds one call in these tests. It only catches hangs, so it
-// is generous: on the VMs this runs on a 60 s bound once expired on a call
-// whose server had finished it and sat idle, its only busy goroutine a
-// 49-byte write of the tick file still in the kernel — the machine
-// stalled, not the server. A real hang still fails, with the server's
-// goroutines (stuckAt).
+// is generous: a loaded virtual machine can stall a server that has
+// finished its call for a minute and more (a small write still in the
+// kernel), which is no hang of ours. A real hang still fails, with the
+// server's goroutines (stuckAt).
 const callTimeout = 5 * time.Minute
 
 // Paths of the binaries built for this test run.

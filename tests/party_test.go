@@ -8,8 +8,9 @@ import (
 )
 
 // A party exists from its first tool call. A client that only starts the
-// server and shakes hands (claude mcp list, a probe in any folder) used to
-// register that folder as a party, taking its name.
+// server and shakes hands (claude mcp list, a probe in any folder) must
+// not make that folder a party: it would take the name a repository's
+// real session asks for later.
 func TestServingAndHandshakeMakeNoParty(t *testing.T) {
 	w := newWorld(t)
 	w.mustCall(w.repo("mesh-gw"), "chat_whoami", nil, nil) // the database and one party

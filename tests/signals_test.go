@@ -122,8 +122,8 @@ func TestCallStopsOnASignalWhileWaitingForStdin(t *testing.T) {
 	}
 }
 
-// doctor with its config on a FIFO used to wait in open() for a writer
-// that never came, deaf to SIGTERM (517 s in the report). It answers.
+// doctor with its config on a FIFO answers: opening a FIFO waits for a
+// writer that may never come, and a blocked open() does not hear SIGTERM.
 func TestDoctorWithItsConfigOnAFIFO(t *testing.T) {
 	w := newWorld(t)
 	fifo := filepath.Join(w.dir, "config.fifo")

@@ -92,7 +92,7 @@ func TestWholeNumbersInAnyNotationDecode(t *testing.T) {
 			t.Fatalf("%s: %v", raw, err)
 		}
 		var got readArgs
-		if err := decode(args, &got); err != nil || got.Limit == nil || *got.Limit != want {
+		if err := json.Unmarshal(args, &got); err != nil || got.Limit == nil || *got.Limit != want {
 			t.Errorf("%s: limit %v (%v), want %d", raw, got.Limit, err, want)
 		}
 	}

@@ -191,55 +191,59 @@ func shrink(res Result, budget int) (Result, error) {
 
 // cutStrings copies v with every string longer than limit runes cut to it.
 func cutStrings(v any, limit int) any {
-	switch x := v.(type) {
-	case string:
-		if utf8.RuneCountInString(x) <= limit {
+	return rebuild(v, func(x any) any {
+		s, ok := x.(string)
+		if !ok {
 			return x
 		}
-		n, i := 0, 0
-		for i = range x {
-			if n == limit {
-				break
-			}
-			n++
+		head, rest := runePrefix(s, limit)
+		if rest == "" {
+			return s
 		}
-		return x[:i] + fmt.Sprintf("… [cut: %d more characters]", utf8.RuneCountInString(x[i:]))
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cutStrings(e, limit)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = cutStrings(e, limit)
-		}
-		return out
-	}
-	return v
+		return head + fmt.Sprintf("… [cut: %d more characters]", utf8.RuneCountInString(rest))
+	})
 }
 
 // cutLists copies v with every list longer than keep cut to keep entries.
 func cutLists(v any, keep int) any {
-	switch x := v.(type) {
-	case []any:
-		if len(x) > keep {
-			x = x[:keep]
+	return rebuild(v, func(x any) any {
+		if list, ok := x.([]any); ok && len(list) > keep {
+			return list[:keep]
 		}
+		return x
+	})
+}
+
+// rebuild copies a decoded JSON value, applying change to every value on
+// the way down (a list or object is changed before its members are).
+func rebuild(v any, change func(any) any) any {
+	switch x := change(v).(type) {
+	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = cutLists(e, keep)
+			out[i] = rebuild(e, change)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = cutLists(e, keep)
+			out[k] = rebuild(e, change)
 		}
 		return out
+	default:
+		return x
 	}
-	return v
+}
+
+// runePrefix splits s after its first n runes.
+func runePrefix(s string, n int) (head, rest string) {
+	for i := range s {
+		if n == 0 {
+			return s[:i], s[i:]
+		}
+		n--
+	}
+	return s, ""
 }
 
 // maxErrorChars bounds an error sentence: one that echoes a long argument

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -13,15 +12,13 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-func channelNew(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Name    string   `json:"name"`
-		About   string   `json:"about"`
-		Parties []string `json:"parties"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type channelNewArgs struct {
+	Name    string   `json:"name"`
+	About   string   `json:"about"`
+	Parties []string `json:"parties"`
+}
+
+func channelNew(ctx context.Context, s *Service, a channelNewArgs) (Result, error) {
 	if _, err := store.ChannelName(a.Name); err != nil {
 		return Result{}, err
 	}
@@ -66,13 +63,12 @@ func (s *Service) partyRefs(parties []string) ([]store.PartyRef, error) {
 	return refs, nil
 }
 
-func channelJoin(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+// channelArgs name the channel that join and leave act on.
+type channelArgs struct {
+	Name string `json:"name"`
+}
+
+func channelJoin(ctx context.Context, s *Service, a channelArgs) (Result, error) {
 	info, err := s.DB.ChannelJoin(ctx, s.Me, a.Name)
 	if err != nil {
 		return Result{}, err
@@ -80,13 +76,7 @@ func channelJoin(ctx context.Context, s *Service, raw json.RawMessage) (Result, 
 	return Result{Display: fmt.Sprintf("You sit in #%s with %s — %d unread, %s.", info.Channel, names(info.Parties), info.Unread, plural(info.LiveItems, "live item")), Value: info}, nil
 }
 
-func channelLeave(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+func channelLeave(ctx context.Context, s *Service, a channelArgs) (Result, error) {
 	res, err := s.DB.ChannelLeave(ctx, s.Me, a.Name)
 	if err != nil {
 		return Result{}, err
@@ -102,14 +92,12 @@ type channelListAnswer struct {
 	Next    map[string]any `json:"next,omitempty"`
 }
 
-func channelList(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		All  bool `json:"all"`
-		Skip int  `json:"skip"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type channelListArgs struct {
+	All  bool `json:"all"`
+	Skip int  `json:"skip"`
+}
+
+func channelList(ctx context.Context, s *Service, a channelListArgs) (Result, error) {
 	list, err := s.DB.ChannelList(ctx, s.Me, a.All)
 	if err != nil {
 		return Result{}, err

@@ -2,25 +2,21 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-func say(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Text    string `json:"text"`
-		Channel string `json:"channel"`
-		ReplyTo string `json:"reply_to"`
-		Ref     string `json:"ref"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
-	if err := text("text", a.Text); err != nil {
-		return Result{}, err
-	}
+type sayArgs struct {
+	Text    string `json:"text"`
+	Channel string `json:"channel"`
+	ReplyTo string `json:"reply_to"`
+	Ref     string `json:"ref"`
+}
+
+func (a sayArgs) check() error { return text("text", a.Text) }
+
+func say(ctx context.Context, s *Service, a sayArgs) (Result, error) {
 	res, err := s.DB.Say(ctx, s.Me, store.SayArgs{Text: a.Text, Channel: a.Channel, ReplyTo: a.ReplyTo, Ref: a.Ref, DefaultChannel: s.Config.Chat.DefaultChannel})
 	if err != nil {
 		return Result{}, err
@@ -39,20 +35,19 @@ func autoAcked(yes bool) string {
 	return ""
 }
 
-func reply(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Item string `json:"item"`
-		Text string `json:"text"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type replyArgs struct {
+	Item string `json:"item"`
+	Text string `json:"text"`
+}
+
+func (a replyArgs) check() error {
 	if err := text("text", a.Text); err != nil {
-		return Result{}, err
+		return err
 	}
-	if err := text("item", a.Item); err != nil {
-		return Result{}, err
-	}
+	return text("item", a.Item)
+}
+
+func reply(ctx context.Context, s *Service, a replyArgs) (Result, error) {
 	res, err := s.DB.Reply(ctx, s.Me, a.Item, a.Text, s.Config.Chat.DefaultChannel)
 	if err != nil {
 		return Result{}, err

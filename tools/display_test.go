@@ -3,17 +3,14 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/golden"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden display files in testdata/")
 
 // The display text of every tool, for a scripted two-repo conversation and
 // for the Python edition's database, is pinned in testdata/*.golden.
@@ -59,7 +56,7 @@ func TestDisplayGolden(t *testing.T) {
 	step(gw, "chat_whoami", `{}`)
 	step(gw, "chat_channel_leave", `{"name": "gw--dash"}`)
 	step(gw, "chat_channel_join", `{"name": "gw--dash"}`)
-	golden(t, "conversation.golden", transcript.String())
+	golden.Check(t, "conversation.golden", transcript.String())
 
 	fixture := openFixtureCopy(t)
 	transcript.Reset()
@@ -72,24 +69,7 @@ func TestDisplayGolden(t *testing.T) {
 	} {
 		step(mesh, c.tool, c.args)
 	}
-	golden(t, "fixture.golden", transcript.String())
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v — run go test ./tools -run Golden -update", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test ./tools -run Golden -update and review the diff):\n%s", name, got)
-	}
+	golden.Check(t, "fixture.golden", transcript.String())
 }
 
 func TestInstructionsNameThePartyAndBoundary(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-// The answers the Python edition gives where ours once differed (issue 15):
-// a client written against it must not notice the swap.
+// Answers in the Python edition's shape and words where ours could
+// easily differ: a client written against it must not notice the swap.
 
 // chat_whoami has the Python edition's keys and types: name, os_user, and
 // waiting_on_me as a count; known parties as {name, workspace, about}.

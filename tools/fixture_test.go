@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -114,7 +115,7 @@ func subset(want, got any, path string) (string, bool) {
 			return path + " (length)", false
 		}
 		for i := range w {
-			if p, ok := subset(w[i], g[i], path+"["+itoa(i)+"]"); !ok {
+			if p, ok := subset(w[i], g[i], path+"["+strconv.Itoa(i)+"]"); !ok {
 				return p, false
 			}
 		}
@@ -122,5 +123,3 @@ func subset(want, got any, path string) (string, bool) {
 	}
 	return path, reflect.DeepEqual(want, got)
 }
-
-func itoa(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -11,18 +10,16 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-func inbox(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Skip int `json:"skip"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type inboxArgs struct {
+	Skip int `json:"skip"`
+}
+
+func inbox(ctx context.Context, s *Service, a inboxArgs) (Result, error) {
 	in, err := s.DB.Inbox(ctx, s.Me)
 	if err != nil {
 		return Result{}, err
 	}
-	return s.sameAnswer("chat_inbox", raw, in.State, func() Result {
+	return s.sameAnswer("chat_inbox", a, in.State, func() Result {
 		ans := cutInbox(in, a.Skip, func(a inboxAnswer) int { return sizeOf(renderInboxAnswer(a), a) }, s.listBudget())
 		return Result{Display: renderInboxAnswer(ans), Value: ans}
 	})
@@ -41,19 +38,17 @@ func cutHead(cut string) string {
 	return "**" + cut + "**\n\n"
 }
 
-func whoami(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		About string `json:"about"`
-		Skip  int    `json:"skip"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type whoamiArgs struct {
+	About string `json:"about"`
+	Skip  int    `json:"skip"`
+}
+
+func whoami(ctx context.Context, s *Service, a whoamiArgs) (Result, error) {
 	w, err := s.DB.Whoami(ctx, s.Me, strings.TrimSpace(a.About))
 	if err != nil {
 		return Result{}, err
 	}
-	return s.sameAnswer("chat_whoami", raw, w.State, func() Result {
+	return s.sameAnswer("chat_whoami", a, w.State, func() Result {
 		ans := cutWhoami(w, min(a.Skip, len(w.KnownParties)), s.listBudget())
 		return Result{Display: renderWhoami(ans), Value: ans}
 	})
@@ -176,14 +171,12 @@ type WaitResult struct {
 // progressEvery keeps a host's idle timer from firing during a wait.
 const progressEvery = 5 * time.Second
 
-func wait(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Seconds *int   `json:"seconds"`
-		Channel string `json:"channel"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type waitArgs struct {
+	Seconds *int   `json:"seconds"`
+	Channel string `json:"channel"`
+}
+
+func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	seconds := 10
 	if a.Seconds != nil {
 		seconds = *a.Seconds
@@ -257,7 +250,7 @@ func waitsOnMe(in store.Inbox, channel string) bool {
 		}
 	}
 	for _, w := range in.WaitingOnMe {
-		if w.Urgent() && (channel == "" || w.Channel == channel) {
+		if w.Needs.Urgent() && (channel == "" || w.Channel == channel) {
 			return true
 		}
 	}

@@ -2,31 +2,29 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-func ask(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a struct {
-		Title     string   `json:"title"`
-		Body      string   `json:"body"`
-		Channel   string   `json:"channel"`
-		Slug      string   `json:"slug"`
-		Ref       string   `json:"ref"`
-		Consumers []string `json:"consumers"`
-		Announce  bool     `json:"announce"`
-	}
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+type askArgs struct {
+	Title     string   `json:"title"`
+	Body      string   `json:"body"`
+	Channel   string   `json:"channel"`
+	Slug      string   `json:"slug"`
+	Ref       string   `json:"ref"`
+	Consumers []string `json:"consumers"`
+	Announce  bool     `json:"announce"`
+}
+
+func (a askArgs) check() error {
 	if err := text("title", a.Title); err != nil {
-		return Result{}, err
+		return err
 	}
-	if err := text("body", a.Body); err != nil {
-		return Result{}, err
-	}
+	return text("body", a.Body)
+}
+
+func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	res, err := s.DB.Ask(ctx, s.Me, store.AskArgs{
 		Title: a.Title, Body: a.Body, Channel: a.Channel, Slug: a.Slug, Ref: a.Ref,
 		Consumers: a.Consumers, Announce: a.Announce, DefaultChannel: s.Config.Chat.DefaultChannel,
@@ -43,26 +41,19 @@ func ask(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
 	return Result{Display: display, Value: res}, nil
 }
 
-// itemArgs are the arguments ack, resolve and prune_ok share.
-type itemArgs struct {
-	Item     string `json:"item"`
-	Note     string `json:"note"`
-	Answered bool   `json:"answered"`
+// itemArg is the item that ack, resolve and prune_ok act on.
+type itemArg struct {
+	Item string `json:"item"`
 }
 
-func decodeItem(raw json.RawMessage) (itemArgs, error) {
-	var a itemArgs
-	if err := decode(raw, &a); err != nil {
-		return a, err
-	}
-	return a, text("item", a.Item)
+func (a itemArg) check() error { return text("item", a.Item) }
+
+type ackArgs struct {
+	itemArg
+	Note string `json:"note"`
 }
 
-func ack(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	a, err := decodeItem(raw)
-	if err != nil {
-		return Result{}, err
-	}
+func ack(ctx context.Context, s *Service, a ackArgs) (Result, error) {
 	st, err := s.DB.Ack(ctx, s.Me, a.Item, a.Note, s.Config.Chat.DefaultChannel)
 	if err != nil {
 		return Result{}, err
@@ -74,11 +65,13 @@ func ack(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
 	return Result{Display: renderItemState(verb, st), Value: st}, nil
 }
 
-func resolve(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	a, err := decodeItem(raw)
-	if err != nil {
-		return Result{}, err
-	}
+type resolveArgs struct {
+	itemArg
+	Note     string `json:"note"`
+	Answered bool   `json:"answered"`
+}
+
+func resolve(ctx context.Context, s *Service, a resolveArgs) (Result, error) {
 	st, err := s.DB.Resolve(ctx, s.Me, a.Item, a.Note, a.Answered, s.Config.Chat.DefaultChannel)
 	if err != nil {
 		return Result{}, err
@@ -90,11 +83,11 @@ func resolve(ctx context.Context, s *Service, raw json.RawMessage) (Result, erro
 	return Result{Display: renderItemState(verb, st), Value: st}, nil
 }
 
-func pruneOK(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	a, err := decodeItem(raw)
-	if err != nil {
-		return Result{}, err
-	}
+type pruneOKArgs struct {
+	itemArg
+}
+
+func pruneOK(ctx context.Context, s *Service, a pruneOKArgs) (Result, error) {
 	st, err := s.DB.PruneOK(ctx, s.Me, a.Item, s.Config.Chat.DefaultChannel)
 	if err != nil {
 		return Result{}, err

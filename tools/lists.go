@@ -98,17 +98,11 @@ const listHeads = 96
 const shortChars = 200
 
 func short(s string) string {
-	if utf8.RuneCountInString(s) <= shortChars {
+	head, rest := runePrefix(s, shortChars)
+	if rest == "" {
 		return s
 	}
-	i, n := 0, 0
-	for i = range s {
-		if n == shortChars {
-			break
-		}
-		n++
-	}
-	return s[:i] + "…"
+	return head + "…"
 }
 
 func shortPtr(s *string) *string {

@@ -2,7 +2,10 @@ package tools
 
 import (
 	"encoding/json"
+	"maps"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,7 +135,7 @@ func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
 		}
 	}
 	for i, tool := range raw.Tools {
-		walk("tools["+string(rune('0'+i))+"]", tool.InputSchema)
+		walk("tools["+strconv.Itoa(i)+"]", tool.InputSchema)
 	}
 }
 
@@ -146,4 +149,73 @@ func TestSchemaJSONRefusesUnknownArguments(t *testing.T) {
 	if s["type"] != "object" || s["additionalProperties"] != false {
 		t.Fatalf("schema = %v", s)
 	}
+}
+
+// checkArgs validates every argument the schema declares and bind decodes
+// them into the tool's struct: an argument with no field there would be
+// validated, then silently dropped, and a field of another kind would fail
+// every call that passes it.
+func TestArgumentStructsMatchTheSchema(t *testing.T) {
+	m, err := LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range m.Tools {
+		h, ok := handlers[tool.Name]
+		if !ok {
+			continue // TestEveryDeclaredToolHasAHandlerAndViceVersa says so
+		}
+		fields := jsonFields(h.args)
+		var names []string
+		for name, kind := range fields {
+			names = append(names, name)
+			prop, declared := tool.InputSchema.Properties[name]
+			if declared && !holds(kind, prop) {
+				t.Errorf("%s: field `%s` is a %v, the schema says %s", tool.Name, name, kind, prop.Type)
+			}
+		}
+		sort.Strings(names)
+		if got, want := strings.Join(names, ","), strings.Join(tool.argNames(), ","); got != want {
+			t.Errorf("%s: the argument struct %v has fields %s; the schema declares %s", tool.Name, h.args, got, want)
+		}
+	}
+}
+
+// jsonFields maps the JSON names of a struct's fields, those of embedded
+// structs included (encoding/json promotes them), to their types.
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range typ.Fields() {
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			maps.Copy(out, jsonFields(f.Type))
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// holds reports whether a field of type typ holds what the schema allows.
+func holds(typ reflect.Type, s *Schema) bool {
+	if typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch s.Type {
+	case "string":
+		return typ.Kind() == reflect.String
+	case "boolean":
+		return typ.Kind() == reflect.Bool
+	case "integer":
+		return typ.Kind() == reflect.Int || typ.Kind() == reflect.Int64
+	case "array":
+		return typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.String
+	}
+	return false
 }

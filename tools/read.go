@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -44,11 +43,7 @@ type bodyPart struct {
 	Total  int `json:"total"`
 }
 
-func read(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
-	var a readArgs
-	if err := decode(raw, &a); err != nil {
-		return Result{}, err
-	}
+func read(ctx context.Context, s *Service, a readArgs) (Result, error) {
 	limit := s.Config.Chat.ReadLimit
 	if a.Limit != nil {
 		limit = *a.Limit
@@ -151,12 +146,7 @@ func messageCost(m readMessage, compact bool) int {
 func continued(m readMessage, offset int) readMessage {
 	total := utf8.RuneCountInString(m.Body)
 	offset = min(offset, total)
-	rest := m.Body
-	for range offset {
-		_, size := utf8.DecodeRuneInString(rest)
-		rest = rest[size:]
-	}
-	m.Body = rest
+	_, m.Body = runePrefix(m.Body, offset)
 	m.Part = &bodyPart{Offset: offset, Length: total - offset, Total: total}
 	return m
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,6 +32,9 @@ type Service struct {
 	// Changed blocks until the database may have changed or ctx ends.
 	// nil means poll once a second.
 	Changed func(ctx context.Context) error
+	// Log receives what the agent is not shown: a failure inside the
+	// server, in full. nil means slog's default logger (stderr).
+	Log *slog.Logger
 	// StopWaiting, once closed, makes chat_wait answer at once with the
 	// inbox as it is: the client closed its end (stdin) and sends nothing
 	// more, but reads the answers to what it sent. nil: never.
@@ -50,11 +55,12 @@ type lastAnswer struct {
 // (store.Inbox.State) the answer the same call got on that state last
 // time, instead of cutting and rendering it again; build makes it
 // otherwise. An agent asks for its inbox far more often than anyone writes.
-func (s *Service) sameAnswer(tool string, args json.RawMessage, state string, build func() Result) (Result, error) {
+func (s *Service) sameAnswer(tool string, args any, state string, build func() Result) (Result, error) {
 	if state == "" {
 		return build(), nil
 	}
-	key := tool + "\x00" + string(args) + "\x00" + state
+	data, _ := json.Marshal(args) // a struct of strings, numbers and bools
+	key := tool + "\x00" + string(data) + "\x00" + state
 	if last := s.last.Load(); last != nil && last.key == key {
 		return last.res, nil
 	}
@@ -76,26 +82,58 @@ type Result struct {
 	JSON json.RawMessage
 }
 
-// handler runs one tool with its checked arguments.
-type handler func(ctx context.Context, s *Service, args json.RawMessage) (Result, error)
+// handler is one tool's code, bound to its argument struct by bind.
+type handler struct {
+	// args is the tool's argument struct: a test keeps its fields' JSON
+	// names equal to the properties of the tool's inputSchema, so that no
+	// declared argument is checked and then dropped.
+	args reflect.Type
+	run  func(ctx context.Context, s *Service, args json.RawMessage) (Result, error)
+}
+
+// bind makes a tool's code a handler: the checked arguments are decoded
+// into A here, once for every tool, and A's own check (checker), if it has
+// one, runs before the code does.
+func bind[A any](run func(ctx context.Context, s *Service, a A) (Result, error)) handler {
+	return handler{
+		args: reflect.TypeFor[A](),
+		run: func(ctx context.Context, s *Service, raw json.RawMessage) (Result, error) {
+			var a A
+			if err := json.Unmarshal(raw, &a); err != nil {
+				// checkArgs passed them, so A and the schema disagree: a bug.
+				return Result{}, fmt.Errorf("decode the checked arguments: %w", err)
+			}
+			if c, ok := any(a).(checker); ok {
+				if err := c.check(); err != nil {
+					return Result{}, err
+				}
+			}
+			return run(ctx, s, a)
+		},
+	}
+}
+
+// checker is an argument struct with rules the schema cannot state (a
+// text that must not be blank); check returns an ArgError.
+type checker interface{ check() error }
 
 // handlers maps every declared tool to its code; a test keeps it equal to
 // module.yaml's tool list.
 var handlers = map[string]handler{
-	"chat_whoami":        whoami,
-	"chat_channel_new":   channelNew,
-	"chat_channel_list":  channelList,
-	"chat_channel_join":  channelJoin,
-	"chat_channel_leave": channelLeave,
-	"chat_say":           say,
-	"chat_ask":           ask,
-	"chat_reply":         reply,
-	"chat_ack":           ack,
-	"chat_resolve":       resolve,
-	"chat_prune_ok":      pruneOK,
-	"chat_read":          read,
-	"chat_inbox":         inbox,
-	"chat_wait":          wait,
+	"chat_whoami":        bind(whoami),
+	"chat_channel_new":   bind(channelNew),
+	"chat_channel_list":  bind(channelList),
+	"chat_channel_join":  bind(channelJoin),
+	"chat_channel_leave": bind(channelLeave),
+	"chat_say":           bind(say),
+	"chat_ask":           bind(ask),
+	"chat_reply":         bind(reply),
+	"chat_ack":           bind(ack),
+	"chat_resolve":       bind(resolve),
+	"chat_prune_ok":      bind(pruneOK),
+	"chat_read":          bind(read),
+	"chat_inbox":         bind(inbox),
+	"chat_wait":          bind(wait),
 }
 
 // ErrUnknownTool is a call to a tool module.yaml does not declare.
@@ -123,9 +161,9 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := h(ctx, s, args)
+	res, err := h.run(ctx, s, args)
 	if err != nil {
-		return Result{}, explain(name, err)
+		return Result{}, s.explain(name, err)
 	}
 	return res, nil
 }
@@ -154,26 +192,42 @@ func (s *Service) toolNames() []string {
 	return names
 }
 
-// explain keeps user-facing errors as they are and phrases the rest.
-func explain(tool string, err error) error {
+// explain keeps the errors written for the agent as they are: a refusal
+// (store.UserError, ArgError), a state of the database the user must fix
+// (store.StorageError), the retryable store.ErrBusy. Anything else is a
+// failure inside the server: the driver's text would tell the agent
+// nothing it can act on, so it is logged in full and the agent gets one
+// sentence that says what to do. A call fails before its transaction
+// commits, so either way nothing was written.
+func (s *Service) explain(tool string, err error) error {
 	var ue *store.UserError
 	var ae *ArgError
 	var se *store.StorageError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ae), errors.As(err, &se), errors.Is(err, store.ErrBusy):
 		return err
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s was cancelled before it finished — nothing was written; call it again if you still need it", tool)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &toolError{err: err, msg: tool + " was cancelled before it finished — nothing was written; call it again if you still need it"}
 	}
-	return fmt.Errorf("%s failed: %v", tool, err)
+	s.log().Error("a tool call failed inside the server", "tool", tool, "party", s.Me.Name, "err", err)
+	return &toolError{err: err, msg: tool + " failed inside the server (details in its log); nothing was written; retry once, then tell the user"}
 }
 
-// decode fills a tool's argument struct from checked arguments.
-func decode(args json.RawMessage, v any) error {
-	if err := json.Unmarshal(args, v); err != nil {
-		return argErrorf("the arguments do not fit: %v", err)
+// toolError is a failure the agent is told about in a sentence of ours;
+// errors.Is and As still see the error behind it.
+type toolError struct {
+	msg string
+	err error
+}
+
+func (e *toolError) Error() string { return e.msg }
+func (e *toolError) Unwrap() error { return e.err }
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
 	}
-	return nil
+	return slog.Default()
 }
 
 // waitBounds returns chat_wait's ceiling: wait_max_seconds, and

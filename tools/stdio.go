@@ -313,8 +313,8 @@ func errorReply(id json.RawMessage, code int, msg string) []byte {
 
 // standIns lets every request id come back exactly as the client wrote it.
 // The SDK reads a numeric id as a float64 and keeps its integer part:
-// -1.5 came back as -1, 9007199254740993 as …992, 12345678901234567890 as
-// a negative number. The guard hands the SDK such a request under a
+// -1.5 would come back as -1, 9007199254740993 as …992,
+// 12345678901234567890 as a negative number. The guard hands the SDK such a request under a
 // stand-in string id and the writer puts the client's id back into the
 // answer. Ids the SDK keeps exactly (strings, whole numbers within ±2^53
 // written plainly) pass untouched, at no cost.

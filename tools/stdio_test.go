@@ -134,9 +134,9 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 	}
 }
 
-// Every id comes back exactly as the client wrote it. The SDK keeps only
-// a float64's integer part: -1.5 came back as -1, 9007199254740993 as
-// …992 and 12345678901234567890 as a negative number.
+// Every id comes back exactly as the client wrote it. The SDK alone keeps
+// only a float64's integer part: -1.5 would come back as -1,
+// 9007199254740993 as …992 and 12345678901234567890 as a negative number.
 func TestRequestIDsAreEchoedExactly(t *testing.T) {
 	m, err := LoadManifest()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -21,7 +22,10 @@ type install struct {
 	env   config.Env
 }
 
-func resolve(getenv func(string) string, workspace string) (install, error) {
+// locate finds the install's paths and config and the party of the start
+// folder (workspace, else the environment's, else the working directory),
+// as the hook's locate does.
+func locate(getenv func(string) string, workspace string) (install, error) {
 	exe, _ := os.Executable()
 	env := config.Env(getenv)
 	paths, cfg, err := config.Resolve(env, exe)
@@ -45,8 +49,15 @@ func (in install) open(ctx context.Context) (*store.DB, error) {
 	return store.OpenWith(ctx, in.paths.DB, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
 }
 
-// service opens the database and wires the tool service for this party.
-func (in install) service(ctx context.Context) (*tools.Service, error) {
+// newLog is a command's logger: warnings and failures, on stderr, which
+// an MCP client keeps as the server's log.
+func newLog(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// service opens the database and wires the tool service for this party;
+// log gets what the agent is not shown.
+func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service, error) {
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		return nil, err
@@ -57,14 +68,14 @@ func (in install) service(ctx context.Context) (*tools.Service, error) {
 	}
 	if in.cfg.Storage.DailyBackup {
 		db.DailyBackup(in.paths.Backups, in.cfg.Storage.BackupRetainDays, func(err error) {
-			fmt.Fprintf(os.Stderr, "mcpp-chat: the daily backup failed (the call itself succeeded): %v\n", err)
+			log.Warn("the daily backup failed (the call itself succeeded)", "err", err)
 		})
 	}
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
-		Changed: waitForChanges(ctx, in.paths)}, nil
+		Log: log, Changed: waitForChanges(ctx, in.paths)}, nil
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

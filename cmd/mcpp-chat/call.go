@@ -46,33 +46,33 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if raw == "-" {
 		data, err := readArgs(ctx, stdin)
 		if err != nil && ctx.Err() != nil {
-			return reply(stdout, callReply{Error: err.Error()}, exitError)
+			return printReply(stdout, callReply{Error: err.Error()}, exitError)
 		}
 		if err != nil {
-			return reply(stdout, callReply{Error: err.Error()}, exitUsage)
+			return printReply(stdout, callReply{Error: err.Error()}, exitUsage)
 		}
 		raw = string(data)
 	}
 	if strings.TrimSpace(raw) == "" {
 		raw = "{}"
 	}
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
-		return reply(stdout, callReply{Error: err.Error()}, exitError)
+		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
-	svc, err := in.service(ctx)
+	svc, err := in.service(ctx, newLog(stderr))
 	if err != nil {
-		return reply(stdout, callReply{Error: err.Error()}, exitError)
+		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
 	defer svc.DB.Close()
 	res, err := svc.Call(ctx, tool, json.RawMessage(raw))
 	if errors.Is(err, tools.ErrUnknownTool) {
-		return reply(stdout, callReply{Error: err.Error()}, exitUsage)
+		return printReply(stdout, callReply{Error: err.Error()}, exitUsage)
 	}
 	if err != nil {
-		return reply(stdout, callReply{Error: err.Error()}, exitError)
+		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
-	return reply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
+	return printReply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
 }
 
 // readArgs reads the arguments from stdin, at most tools.MaxLineBytes (a
@@ -103,7 +103,7 @@ func readArgs(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	return r.data, nil
 }
 
-func reply(w io.Writer, r callReply, code int) int {
+func printReply(w io.Writer, r callReply, code int) int {
 	// An error may name a folder or a file from a repository, which a
 	// host may print to a terminal.
 	r.Error = text.Clean(r.Error)

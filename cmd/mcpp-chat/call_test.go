@@ -38,8 +38,9 @@ func (z *zeros) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// `call TOOL -` fed from /dev/zero used to read until memory ran out; it
-// reads at most the request limit and answers a sentence as JSON.
+// `call TOOL -` reads at most the request limit from stdin and answers a
+// sentence as JSON: fed from /dev/zero, an unbounded read would take all
+// memory.
 func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
 	env := isolatedEnv(t)
 	in := &zeros{limit: 4 * tools.MaxLineBytes}

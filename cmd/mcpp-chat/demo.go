@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ func demo(ctx context.Context, args []string, _ func(string) string, stdout, std
 	if !*keep {
 		defer os.RemoveAll(dir)
 	}
-	d, err := newDemoRun(dir, stdout)
+	d, err := newDemoRun(dir, stdout, newLog(stderr))
 	if err == nil {
 		err = d.run(ctx)
 		d.close() // writes each session's last tick: the tick file is only now final
@@ -53,6 +54,7 @@ func demo(ctx context.Context, args []string, _ func(string) string, stdout, std
 // one tool service per party, as two sessions would have.
 type demoRun struct {
 	out  io.Writer
+	log  *slog.Logger
 	dir  string
 	env  map[string]string
 	hook string
@@ -68,9 +70,9 @@ type demoParty struct {
 	svc  *tools.Service
 }
 
-func newDemoRun(dir string, out io.Writer) (*demoRun, error) {
+func newDemoRun(dir string, out io.Writer, log *slog.Logger) (*demoRun, error) {
 	home := filepath.Join(dir, "home")
-	d := &demoRun{out: out, dir: dir, env: map[string]string{
+	d := &demoRun{out: out, log: log, dir: dir, env: map[string]string{
 		"MCPP_CHAT_DB":    filepath.Join(dir, "data", "chat.db"),
 		"MCPP_CHAT_HOME":  filepath.Join(dir, "module"), // no config.yaml there: the defaults
 		"HOME":            home,
@@ -99,11 +101,11 @@ func (d *demoRun) party(ctx context.Context, name, sub string) (*demoParty, erro
 	if err := os.MkdirAll(start, 0o755); err != nil {
 		return nil, err
 	}
-	in, err := resolve(func(k string) string { return d.env[k] }, start)
+	in, err := locate(func(k string) string { return d.env[k] }, start)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := in.service(ctx)
+	svc, err := in.service(ctx, d.log)
 	if err != nil {
 		return nil, err
 	}

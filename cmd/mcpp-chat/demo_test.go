@@ -52,8 +52,9 @@ func TestDemoShowsTheHookInItsOwnUniverse(t *testing.T) {
 }
 
 // The demo's last line quotes the tick file: it must name the demo's last
-// write, which it did not in 3 of 6 runs (read before the sessions had
-// written their last tick, in the background).
+// write. The sessions write their ticks in the background, so a line read
+// before the last of them lands would name an earlier write; several runs
+// give that race its chances.
 func TestDemoQuotesTheLastTick(t *testing.T) {
 	fakeInstall(t, false)
 	for run := range 5 {

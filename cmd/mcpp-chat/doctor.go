@@ -19,7 +19,7 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
 		fmt.Fprintf(stdout, "config:      %s\n", in.paths.Config)
 		fmt.Fprintf(stderr, "mcpp-chat doctor: %v\n", err)

@@ -83,13 +83,13 @@ func info(ctx context.Context, args []string, getenv func(string) string, stdout
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
-		return reply(stdout, callReply{Error: err.Error()}, exitError)
+		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
 	manifest, err := tools.LoadManifest()
 	if err != nil {
-		return reply(stdout, callReply{Error: err.Error()}, exitError)
+		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
 	r := newInfo(in, manifest)
 	r.Database, r.Identity = probe(ctx, in)

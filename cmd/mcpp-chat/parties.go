@@ -77,7 +77,7 @@ func partiesFlags(fs *flag.FlagSet, args []string, stdout io.Writer, want int, w
 // openExisting opens the install's database, which a parties command never
 // creates: a missing file means a wrong MCPP_CHAT_DB or no chat yet.
 func openExisting(ctx context.Context, getenv func(string) string, stderr io.Writer) (*store.DB, install, bool) {
-	in, err := resolve(getenv, "")
+	in, err := locate(getenv, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", err)
 		return nil, in, false

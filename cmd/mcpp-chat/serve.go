@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/tools"
@@ -17,13 +16,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := resolve(getenv, *workspace)
+	log := newLog(stderr)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 		return exitError
 	}
-	svc, err := in.service(ctx)
+	svc, err := in.service(ctx, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 		return exitError

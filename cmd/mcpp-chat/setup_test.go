@@ -473,7 +473,8 @@ func hookEnv(t *testing.T, cmd string) string {
 }
 
 // With MCPP_CHAT_DB set, setup says every client shares that database:
-// what it prints must give it to them (issue 11, defect 8).
+// what it prints must give it to them, or a client started without the
+// variable opens another database and talks to nobody.
 func TestSetupCarriesADatabaseThatIsNotTheDefault(t *testing.T) {
 	dir := fakeInstall(t, true)
 	home := t.TempDir()

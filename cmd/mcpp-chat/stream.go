@@ -40,10 +40,10 @@ type streamReply struct {
 func callStream(ctx context.Context, workspace string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &replyWriter{enc: json.NewEncoder(stdout)}
 	out.enc.SetEscapeHTML(false)
-	in, err := resolve(getenv, workspace)
+	in, err := locate(getenv, workspace)
 	var svc *tools.Service
 	if err == nil {
-		svc, err = in.service(ctx)
+		svc, err = in.service(ctx, newLog(stderr))
 	}
 	if err != nil {
 		out.write(struct {

@@ -39,7 +39,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		fs.Usage()
 		return exitUsage
 	}
-	in, err := resolve(getenv, *workspace)
+	in, err := locate(getenv, *workspace)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 		return exitError
@@ -69,7 +69,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *command != "" {
 		emit = func(line string) error {
 			// A failing command is the user's to fix; the watch goes on.
-			if err := runHook(ctx, *command, line, stdout, stderr); err != nil && ctx.Err() == nil {
+			if err := runExec(ctx, *command, line, stdout, stderr); err != nil && ctx.Err() == nil {
 				fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 			}
 			return nil
@@ -142,9 +142,9 @@ func follow(ctx context.Context, w *wake.Watcher, src changeSource, started erro
 	}
 }
 
-// runHook runs the user's command for one change and waits for it, so that
+// runExec runs the --exec command for one change and waits for it, so that
 // lines arrive in order.
-func runHook(ctx context.Context, command, line string, stdout, stderr io.Writer) error {
+func runExec(ctx context.Context, command, line string, stdout, stderr io.Writer) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Env = append(os.Environ(), "MCPP_CHAT_EVENT="+line)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -191,10 +191,12 @@ func readTick(path string) (string, error) {
 
 // dbSource reports new messages from the database: every one (when the
 // tick file is disabled) or, with a workspace, those that wait on its party.
+// It reads through the read-only handle: a watch never creates, migrates
+// or writes the database, and never makes a party.
 type dbSource struct {
 	path      string
 	workspace string
-	db        *store.DB
+	db        *store.ReadOnly
 	after     int64
 }
 
@@ -208,16 +210,24 @@ func (s *dbSource) start(ctx context.Context) error {
 	return err
 }
 
-// open opens the database once it exists; watch never creates it.
+// open opens the database once the first call has made it a chat
+// database; until then there is nothing to report, and no error.
 func (s *dbSource) open(ctx context.Context) error {
 	if s.db != nil {
 		return nil
 	}
-	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+	if info, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) || (err == nil && info.Size() == 0) {
+		return nil // none yet, or one being created
+	}
+	db, err := store.OpenReadOnly(ctx, s.path)
+	if errors.Is(err, store.ErrNoDatabase) {
 		return nil
 	}
-	db, err := store.Open(ctx, s.path)
 	if err != nil {
+		return err
+	}
+	if version, err := db.Version(ctx); err != nil || version == 0 {
+		db.Close() // no schema yet: its first call is still creating it
 		return err
 	}
 	s.db = db
@@ -230,6 +240,7 @@ func (s *dbSource) next(ctx context.Context) ([]string, error) {
 	}
 	found, newest, err := s.db.Arrivals(ctx, s.workspace, s.after)
 	if err != nil {
+		s.close() // opened afresh at the next change, whatever the file became
 		return nil, err
 	}
 	s.after = newest
@@ -269,7 +280,7 @@ func firstWords(s string, n int) string {
 func (s *dbSource) partyName(ctx context.Context, in install) string {
 	name, known := in.party.Name, false
 	if s.db != nil {
-		if n, ok, err := s.db.PartyName(ctx, in.identity()); err == nil {
+		if n, ok, err := s.db.NameFor(ctx, in.identity()); err == nil {
 			name, known = n, ok
 		}
 	}
@@ -282,5 +293,6 @@ func (s *dbSource) partyName(ctx context.Context, in install) string {
 func (s *dbSource) close() {
 	if s.db != nil {
 		s.db.Close()
+		s.db = nil
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,49 @@ func TestWatchLinesAreCleaned(t *testing.T) {
 	}
 	if got := (&dbSource{workspace: "/srv/me"}).line(a); !strings.HasSuffix(got, "ask: innocent gnp.exe red") {
 		t.Errorf("watch --mine line %q", got)
+	}
+}
+
+// watch only looks: over a database of an older schema (the Python
+// edition's, version 1) it changes no byte and creates no file beside it,
+// where opening it for writing would bring its schema up to date.
+func TestWatchMineLeavesTheDatabaseAsItIs(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "alpha")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "tools", "testdata", "python-edition", "reference-v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	db := filepath.Join(data, "chat.db")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": dir, "MCPP_CHAT_DB": db, "MCPP_CHAT_WORKSPACE": repo, "MCPP_CHAT_HOME": filepath.Join(dir, "module")}
+	for _, args := range [][]string{{"--mine"}, {"--mine", "--exec", "true"}} {
+		if _, errs := runWatch(t, env, args...); !strings.Contains(errs, "for what waits on alpha") {
+			t.Fatalf("watch %v said %q", args, errs)
+		}
+	}
+	after, err := os.ReadFile(db)
+	if err != nil || sha256.Sum256(after) != sha256.Sum256(src) {
+		t.Fatalf("watch --mine changed the database (%v)", err)
+	}
+	if files, _ := os.ReadDir(data); len(files) != 1 {
+		t.Errorf("watch --mine left files beside the database: %v", files)
+	}
+	r, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if v, err := r.Version(context.Background()); err != nil || v != 1 {
+		t.Errorf("schema version %d (%v) after watch --mine, want 1 as before", v, err)
 	}
 }

@@ -195,8 +195,10 @@ type Paths struct {
 // Env reads environment variables; tests pass a map's lookup.
 type Env func(string) string
 
-// Resolve works out every path and loads the config, following DESIGN §5.
-// exe is the running executable (its folder locates a checkout's module dir).
+// Resolve works out every path and loads the config (the order is in the
+// README, Storage): the module folder, the database, config.yaml, the tick
+// file and the backups folder. exe is the running executable (its folder
+// locates a checkout's module dir).
 func Resolve(env Env, exe string) (Paths, Config, error) {
 	var p Paths
 	p.ModuleDir = moduleDir(env, exe)

@@ -61,7 +61,7 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 		}
 	}
 	// Named as written in the file, with its line and the keys there are;
-	// never as a Go struct type (issue 11).
+	// never as a Go struct type, which says nothing to whoever edits it.
 	_, err := Parse([]byte("# comment\nchat:\n  read_limit: 5\n  foo: 1\n"))
 	if err == nil || !strings.Contains(err.Error(), "unknown key chat.foo on line 4") || !strings.Contains(err.Error(), "chat.read_limit, chat.tick_file") || strings.Contains(err.Error(), "struct") {
 		t.Errorf("unknown chat.foo: %v", err)

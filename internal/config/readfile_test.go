@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// within runs fn and fails the test if it does not return in time: before
-// the fix, opening a FIFO waited for a writer forever. release unblocks a
-// stuck fn so that the test's goroutine ends.
+// within runs fn and fails the test if it does not return in time: a
+// plain open of a FIFO waits for a writer forever, the hang these tests
+// guard against. release unblocks a stuck fn so that the test's goroutine
+// ends.
 func within(t *testing.T, what string, release func(), fn func() error) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -65,8 +66,8 @@ func TestConfigAndMarkerAreSmallRegularFiles(t *testing.T) {
 
 	// A repository's marker: the server of every session started in it
 	// reads it.
-	// The FIFO first: before the fix it blocked (and the test stops there)
-	// where /dev/zero would have taken all memory.
+	// The FIFO first: a regression blocks there (and the test stops),
+	// where /dev/zero would take all memory.
 	for _, c := range []struct {
 		name  string
 		plant func(path string) func()

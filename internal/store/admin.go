@@ -38,6 +38,7 @@ func (d *DB) Parties(ctx context.Context) ([]PartyRecord, error) {
 			return err
 		}
 		var ids []int64
+		out = nil // a retry of fn starts afresh
 		for rows.Next() {
 			var r PartyRecord
 			var id int64
@@ -78,8 +79,8 @@ func (t *tx) owes(p party) ([]string, error) {
 	}
 	out := []string{}
 	for _, m := range items {
-		if needs := needsFrom(m, p.name); needs != "" {
-			out = append(out, fmt.Sprintf("#%s [%s]: %s", m.Channel, m.Slug, strings.TrimSuffix(needs, unattended)))
+		if needs := needsFrom(m, p.name); needs != NeedNothing {
+			out = append(out, fmt.Sprintf("#%s [%s]: %s", m.Channel, m.Slug, needs.Action()))
 		}
 	}
 	return out, nil

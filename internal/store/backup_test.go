@@ -80,8 +80,7 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond)
 	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
-	// Noon, so that "a minute later" is the same day whenever the test runs
-	// (at 23:59 it was not, and the second backup was rightly made).
+	// Noon, so that "a minute later" is the same day whenever the test runs.
 	y, m, day := time.Now().Date()
 	now := time.Date(y, m, day, 12, 0, 0, 0, time.Local)
 	path, made, err := db.Backup(ctx, dir, 7, now)
@@ -151,9 +150,10 @@ func TestBackupKeepsTheNewestCopies(t *testing.T) {
 	}
 }
 
-// A clock that jumps forward once must not delete the backups: one call
-// in 2031 used to leave one copy, one in 2070 none (its two-digit year
-// read back as 1970).
+// A clock that jumps forward once must not delete the backups: pruning
+// keeps the newest copies by the date in their names, so one call dated
+// 2031 must not make every other copy look old, nor one dated 2070, whose
+// two-digit year (the older naming) could read back as 1970.
 func TestBackupsSurviveAClockJump(t *testing.T) {
 	ctx := context.Background()
 	db, _ := backupWorld(t)

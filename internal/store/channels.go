@@ -8,7 +8,8 @@ import (
 )
 
 // ChannelName trims and lowercases a channel name and checks it against
-// DESIGN §7's ^[a-z0-9][a-z0-9._~-]{0,63}$.
+// the protocol's ^[a-z0-9][a-z0-9._~-]{0,63}$ (docs/protocol.md), which
+// the Python edition enforces too.
 func ChannelName(raw string) (string, error) {
 	name := strings.ToLower(strings.TrimSpace(raw))
 	if !validChannelName(name) {

@@ -227,7 +227,7 @@ func describe(path string, err error) error {
 	case isBusy(err):
 		return ErrBusy
 	case errors.Is(err, sqlite3.NOTADB), errors.Is(err, sqlite3.CORRUPT):
-		return fmt.Errorf("%s is not a readable chat database (%v) — move it aside or point MCPP_CHAT_DB at another file", path, err)
+		return storageErrorf("%s is not a readable chat database (%w) — move it aside or point MCPP_CHAT_DB at another file", path, err)
 	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN),
 		errors.Is(err, sqlite3.IOERR), errors.Is(err, sqlite3.FULL):
 		return describeFile(path, err)
@@ -248,7 +248,7 @@ func describeFile(path string, err error) error {
 	if errors.Is(err, sqlite3.IOERR) || errors.Is(err, sqlite3.FULL) {
 		return err
 	}
-	return fmt.Errorf("cannot write the chat database %s (%v) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
+	return storageErrorf("cannot write the chat database %s (%w) — give your user write access to it and its folder, or point MCPP_CHAT_DB elsewhere", path, err)
 }
 
 // linkedSidecar is the -wal or -shm beside the database that is a symbolic
@@ -304,6 +304,39 @@ func (t *tx) touch(channel string, seq int64, author string) {
 	t.changed = &Change{Channel: channel, Seq: seq, Author: author, CommittedAt: t.now}
 }
 
+// The write path. A call that writes waits, in this order, and within one
+// deadline, the busy timeout (Options.BusyTimeout) from its start:
+//
+//  1. its turn in this process (lockWriter on DB.writer): one write
+//     transaction of the process at a time, the others asleep, not polling;
+//  2. its turn among the writers of every process (writerQueue.acquire in
+//     queue.go): a flock on chat.db.lock, woken by the release itself;
+//  3. SQLite's write lock, BEGIN IMMEDIATE (once), with the connection's
+//     busy handler (waitForLock) bounded by the same deadline, which
+//     reaches it in the context (withLockDeadline);
+//  4. a retry every 5 ms while a BUSY still comes back early (a snapshot
+//     conflict, a checkpoint), until the deadline (attempt).
+//
+// A call that runs out of the deadline at any step fails with ErrBusy,
+// having written nothing. A view skips 1 and 2: its deferred transaction
+// reads without the write lock and takes it only if fn writes; when that
+// upgrade is refused because another process wrote meanwhile, fn runs
+// again from the start, through 1–4, within what is left of the deadline.
+// Before a commit that writes, stillAtPath checks that the file is still
+// the one at the path; after it, the tick (OnCommit through the notifier)
+// and the daily backup run in the background and cannot fail the call.
+//
+// What this asks of every fn given to update or view:
+//
+//   - fn may run more than once (steps 4 and the view's retry), each time
+//     in a fresh transaction: it assigns its outputs rather than appending
+//     to them, and changes nothing outside the transaction but them.
+//   - fn prepares no statement on the handle (stmtCache prepares between
+//     calls, before the transaction begins): inside it, the only idle
+//     connection may be the transaction's own.
+//   - One connection serves one call at a time, which is what lets the
+//     busy handler keep its state in a closure.
+
 // update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken
 // up front so that the transaction never has to be retried half-way.
 func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
@@ -313,7 +346,7 @@ func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
 // view runs fn in a deferred transaction: it reads without the write lock and
 // takes it only if fn writes. If the upgrade to a writer fails because
 // another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE,
-// within the same BusyTimeout.
+// within the same busy timeout.
 func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
 	deadline := time.Now().Add(d.busyTimeout)
 	err := d.run(ctx, false, deadline, fn)
@@ -494,13 +527,20 @@ func userErrorf(format string, args ...any) error {
 
 // StorageError is a state of the database file or its disk that stops a
 // call and that the user must fix (a full disk, say). Its message is one
-// sentence that says what happened and what to do.
-type StorageError struct{ msg string }
+// sentence that says what happened and what to do; it wraps the driver's
+// error behind it, if any.
+type StorageError struct {
+	msg string
+	err error
+}
 
 func (e *StorageError) Error() string { return e.msg }
+func (e *StorageError) Unwrap() error { return e.err }
 
+// storageErrorf formats a StorageError as fmt.Errorf does, %w included.
 func storageErrorf(format string, args ...any) error {
-	return &StorageError{msg: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &StorageError{msg: err.Error(), err: errors.Unwrap(err)}
 }
 
 // quoteList renders names for an error message: a, b, c.

@@ -23,9 +23,10 @@ func (t *tx) post(c channel, author party, m post) (id, seq int64, err error) {
 		return 0, 0, err
 	}
 	// No cursor may stand past the newest row, or the rows written below it
-	// would count as read by a party that never saw them. Reads no longer
-	// put one there, but a read with a far since once did (and the Python
-	// edition still can): bring such a cursor back before the new row lands.
+	// would count as read by a party that never saw them. Reads here never
+	// put one there, but a database an earlier version or the Python
+	// edition wrote may hold one (a read with a far since): bring such a
+	// cursor back before the new row lands.
 	if _, err = t.exec(`UPDATE cursors SET last_seq = ?2 WHERE channel_id = ?1 AND last_seq > ?2`, c.id, seq-1); err != nil {
 		return 0, 0, err
 	}

@@ -90,11 +90,11 @@ func exerciseEveryCall(t *testing.T, db *DB, report SeedReport) []string {
 	var ack, resolve, prune string
 	for _, w := range in.WaitingOnMe {
 		switch {
-		case w.NeedsAck() && ack == "":
+		case w.Needs == NeedAck && ack == "":
 			ack = w.Item // a bare slug: the lookup across channels
-		case w.Needs == NeedsResolve && resolve == "":
+		case w.Needs == NeedResolve && resolve == "":
 			resolve = w.Channel + ":" + w.Item
-		case w.Needs == NeedsPruneOK && prune == "":
+		case w.Needs == NeedPruneOK && prune == "":
 			prune = w.Channel + ":" + w.Item
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// Every rule of DESIGN §7, one test each, on a fresh database.
+// Every rule of docs/protocol.md, one test each, on a fresh database.
 
 var (
 	gw   = Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
@@ -108,8 +108,8 @@ func TestChannelNameRule(t *testing.T) {
 	}
 }
 
-// The hand-written check is DESIGN §7's regular expression, exactly.
-func TestChannelNameMatchesDesignRegexp(t *testing.T) {
+// The hand-written check is the protocol's regular expression, exactly.
+func TestChannelNameMatchesTheProtocolsRegexp(t *testing.T) {
 	rule := regexp.MustCompile(`^[a-z0-9][a-z0-9._~-]{0,63}$`)
 	alphabet := []byte("az09._~-A /é\x00")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -259,7 +259,7 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 		t.Fatalf("an announce still needs everyone's prune-ok: %+v %v", st, err)
 	}
 	in, _ := db.Inbox(ctx, dash)
-	if !hasNeed(in, "freeze", NeedsPruneOK) {
+	if !hasNeed(in, "freeze", NeedPruneOK) {
 		t.Fatalf("announce does not ask node-dash for prune-ok: %+v", in.WaitingOnMe)
 	}
 	// The author's own consumer row is acked at once.
@@ -271,9 +271,9 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 	}
 }
 
-func hasNeed(in Inbox, slug, need string) bool {
+func hasNeed(in Inbox, slug string, need Need) bool {
 	for _, w := range in.WaitingOnMe {
-		if w.Item == slug && strings.HasPrefix(w.Needs, need) {
+		if w.Item == slug && w.Needs == need {
 			return true
 		}
 	}
@@ -542,7 +542,7 @@ func TestInboxWaitingLists(t *testing.T) {
 	must(t)(db.Ask(ctx, gw, AskArgs{Title: "baud", Body: "b"}))
 	must(t)(db.Ack(ctx, dash, "baud", "", ""))
 	gwIn, _ := db.Inbox(ctx, gw)
-	if !hasNeed(gwIn, "uptime-stall", NeedsAck+unattended) || !hasNeed(gwIn, "baud", NeedsResolve) {
+	if !hasNeed(gwIn, "uptime-stall", NeedAck) || !hasNeed(gwIn, "baud", NeedResolve) {
 		t.Fatalf("mesh-gw waiting_on_me = %+v", gwIn.WaitingOnMe)
 	}
 	dashIn, _ := db.Inbox(ctx, dash)
@@ -563,7 +563,7 @@ func TestLeaveKeepsObligations(t *testing.T) {
 	must(t)(db.Ask(ctx, gw, AskArgs{Title: "q", Body: "b"}))
 	must(t)(db.ChannelLeave(ctx, dash, "gw--dash"))
 	in, _ := db.Inbox(ctx, dash)
-	if !hasNeed(in, "q", NeedsAck) {
+	if !hasNeed(in, "q", NeedAck) {
 		t.Fatalf("after leaving, the item no longer waits on node-dash: %+v", in.WaitingOnMe)
 	}
 	if _, err := db.Ack(ctx, dash, "gw--dash:q", "", ""); err != nil {
@@ -709,7 +709,7 @@ func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
 		t.Fatalf("unread after a post below a runaway cursor = %d, want 1", in.UnreadTotal)
 	}
 	if r, _ := db.Read(ctx, dash, ReadArgs{Limit: 50}); len(r.Messages) != 1 || r.Messages[0].Body != "two" || r.Cursor != 2 {
-		t.Fatalf("read after the fix: %+v", r)
+		t.Fatalf("read after the post: %+v", r)
 	}
 }
 

@@ -152,81 +152,73 @@ type ReadResult struct {
 // newest row, and never over unread rows between the cursor and a later
 // since.
 func (d *DB) Read(ctx context.Context, me Identity, a ReadArgs) (ReadResult, error) {
-	var out ReadResult
-	sweep := d.readSweep()
-	err := d.view(ctx, func(t *tx) error {
-		p, err := t.me(me, false)
-		if err != nil {
-			return err
-		}
-		c, err := t.seatedChannel(p, a.Channel, a.DefaultChannel)
-		if err != nil {
-			return err
-		}
-		swept, err := sweep.run(t, p)
-		if err != nil {
-			return err
-		}
-		out = ReadResult{Channel: c.name, ArchivedByThisRead: []string{}}
-		for _, s := range swept {
-			if s.channelID == c.id {
-				out.ArchivedByThisRead = append(out.ArchivedByThisRead, s.slug)
-			}
-		}
-		cursor, err := t.cursor(c.id, p.id)
-		if err != nil {
-			return err
-		}
-		out.FromSeq = cursor
-		if a.Archived {
-			out.FromSeq = 0 // archived rows lie behind every cursor
-		}
-		if a.Since != nil {
-			out.FromSeq = *a.Since
-		}
-		if out.Messages, err = t.loadMessages(`WHERE m.channel_id = ? AND m.is_archived = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
-			c.id, a.Archived, out.FromSeq, a.Limit); err != nil {
-			return err
-		}
-		if out.Parties, err = t.seatedNames(c.id); err != nil {
-			return err
-		}
-		if a.Fit != nil {
-			out.Messages = out.Messages[:min(max(a.Fit(out), 0), len(out.Messages))]
-		}
-		last := out.FromSeq
-		if n := len(out.Messages); n > 0 {
-			last = out.Messages[n-1].Seq
-		}
-		if err := t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = ? AND seq > ?`, c.id, a.Archived, last).Scan(&out.More); err != nil {
-			return err
-		}
-		out.Cursor = out.FromSeq
-		if a.Peek || a.Archived {
-			return nil
-		}
-		out.Cursor = cursor
-		if len(out.Messages) == 0 || last <= cursor {
-			return nil
-		}
-		if out.FromSeq > cursor {
-			// A read from a later since returned nothing of what lies
-			// between the cursor and since: the cursor may pass it only
-			// if none of it is unread.
-			if skipped, err := t.unreadBetween(c.id, p.id, cursor, out.FromSeq); err != nil || skipped {
-				return err
-			}
-		}
-		if err := t.advanceCursor(c.id, p.id, last); err != nil {
-			return err
-		}
-		out.Cursor = last
-		return nil
+	out, _, err := readAnswer(ctx, d, readCall{me: me}, func(t *tx, p party, swept []archived) (ReadResult, error) {
+		return t.read(p, a, swept)
 	})
-	if err == nil {
-		sweep.committed()
-	}
 	return out, err
+}
+
+// read is Read inside its transaction, once the sweep has run.
+func (t *tx) read(p party, a ReadArgs, swept []archived) (ReadResult, error) {
+	c, err := t.seatedChannel(p, a.Channel, a.DefaultChannel)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	out := ReadResult{Channel: c.name, ArchivedByThisRead: []string{}}
+	for _, s := range swept {
+		if s.channelID == c.id {
+			out.ArchivedByThisRead = append(out.ArchivedByThisRead, s.slug)
+		}
+	}
+	cursor, err := t.cursor(c.id, p.id)
+	if err != nil {
+		return out, err
+	}
+	out.FromSeq = cursor
+	if a.Archived {
+		out.FromSeq = 0 // archived rows lie behind every cursor
+	}
+	if a.Since != nil {
+		out.FromSeq = *a.Since
+	}
+	if out.Messages, err = t.loadMessages(`WHERE m.channel_id = ? AND m.is_archived = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+		c.id, a.Archived, out.FromSeq, a.Limit); err != nil {
+		return out, err
+	}
+	if out.Parties, err = t.seatedNames(c.id); err != nil {
+		return out, err
+	}
+	if a.Fit != nil {
+		out.Messages = out.Messages[:min(max(a.Fit(out), 0), len(out.Messages))]
+	}
+	last := out.FromSeq
+	if n := len(out.Messages); n > 0 {
+		last = out.Messages[n-1].Seq
+	}
+	if err := t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = ? AND seq > ?`, c.id, a.Archived, last).Scan(&out.More); err != nil {
+		return out, err
+	}
+	out.Cursor = out.FromSeq
+	if a.Peek || a.Archived {
+		return out, nil
+	}
+	out.Cursor = cursor
+	if len(out.Messages) == 0 || last <= cursor {
+		return out, nil
+	}
+	if out.FromSeq > cursor {
+		// A read from a later since returned nothing of what lies
+		// between the cursor and since: the cursor may pass it only
+		// if none of it is unread.
+		if skipped, err := t.unreadBetween(c.id, p.id, cursor, out.FromSeq); err != nil || skipped {
+			return out, err
+		}
+	}
+	if err := t.advanceCursor(c.id, p.id, last); err != nil {
+		return out, err
+	}
+	out.Cursor = last
+	return out, nil
 }
 
 // unreadBetween reports whether a live peer row lies in (after, upTo]: a
@@ -273,23 +265,8 @@ type ItemRef struct {
 // WaitingOnMe is an item that needs the caller's ack, resolve or prune-ok.
 type WaitingOnMe struct {
 	ItemRef
-	Needs string `json:"needs"`
+	Needs Need `json:"needs"`
 }
-
-// What an item needs from the caller; the hook and wait match on these.
-const (
-	NeedsAck     = "your ack (chat_ack)"
-	NeedsResolve = "your resolve (chat_resolve) once satisfied"
-	NeedsPruneOK = "your prune-ok (chat_prune_ok)"
-	unattended   = " — it is unattended"
-)
-
-// Urgent reports whether a peer is blocked on the caller (ack or prune-ok),
-// as opposed to the caller's own item that it may resolve at leisure.
-func (w WaitingOnMe) Urgent() bool { return w.Needs != NeedsResolve }
-
-// NeedsAck reports whether the item waits for the caller's ack.
-func (w WaitingOnMe) NeedsAck() bool { return w.Needs == NeedsAck || w.Needs == NeedsAck+unattended }
 
 // WaitingOnPeer is a live item the caller sees that waits on others.
 type WaitingOnPeer struct {
@@ -301,32 +278,11 @@ type WaitingOnPeer struct {
 // lists it returns may be shared with other calls (answerMemo): callers
 // must not change them.
 func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
-	sweep := d.readSweep()
-	key := "inbox\x00" + me.Workspace
-	if v, ok := d.answers.lookup(sweep, key); ok {
-		return v.(Inbox), nil
-	}
-	var out Inbox
-	var seen string
-	err := d.view(ctx, func(t *tx) error {
-		p, err := t.me(me, false)
-		if err != nil {
-			return err
-		}
-		seen = p.lastSeen
-		if _, err := sweep.run(t, p); err != nil {
-			return err
-		}
-		out, err = t.inbox(p, me.Workspace)
-		return err
+	c := readCall{me: me, key: "inbox\x00" + me.Workspace}
+	out, state, err := readAnswer(ctx, d, c, func(t *tx, p party, _ []archived) (Inbox, error) {
+		return t.inbox(p, me.Workspace)
 	})
-	if err == nil {
-		sweep.committed()
-		if d.answers.unchanged(sweep) {
-			out.State = sweep.fp
-			d.answers.keep(sweep.fp, key, out, seen)
-		}
-	}
+	out.State = state
 	return out, err
 }
 
@@ -362,7 +318,7 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 	}
 	for _, m := range items {
 		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
-		if needs := needsFrom(m, p.name); needs != "" {
+		if needs := needsFrom(m, p.name); needs != NeedNothing {
 			*onMe = append(*onMe, WaitingOnMe{ItemRef: ref, Needs: needs})
 			continue
 		}
@@ -418,8 +374,8 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	return out, err
 }
 
-// needsFrom says what a live item needs from party me, or "".
-func needsFrom(m Message, me string) string {
+// needsFrom says what a live item needs from party me.
+func needsFrom(m Message, me string) Need {
 	var mine *Consumer
 	for i := range m.Consumers {
 		if m.Consumers[i].Party == me {
@@ -428,14 +384,13 @@ func needsFrom(m Message, me string) string {
 	}
 	switch {
 	case m.From == me && m.Status == "ack":
-		return NeedsResolve
+		return NeedResolve
 	case mine != nil && !mine.Acked && m.Status != "done":
-		// As the Python edition words it, also once someone else acked.
-		return NeedsAck + unattended
+		return NeedAck
 	case mine != nil && !mine.PruneOK && m.Status == "done":
-		return NeedsPruneOK
+		return NeedPruneOK
 	}
-	return ""
+	return NeedNothing
 }
 
 // waitingOn names who must act next on an item that does not wait on the caller.
@@ -477,56 +432,40 @@ type Whoami struct {
 // Whoami reports identity, channels, what waits, and the known parties;
 // a non-empty about updates the caller's self-description.
 func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, error) {
-	run := d.view
-	if about != "" {
-		run = d.update
+	c := readCall{me: me, write: about != "", key: "whoami\x00" + me.Workspace}
+	if c.write {
+		c.key = "" // its own commit changes the state: nothing to keep
 	}
-	sweep := d.readSweep()
-	key := "whoami\x00" + me.Workspace
-	if v, ok := d.answers.lookup(sweep, key); ok && about == "" {
-		return v.(Whoami), nil
-	}
-	var out Whoami
-	var seen string
-	err := run(ctx, func(t *tx) error {
-		p, err := t.me(me, about != "")
-		if err != nil {
-			return err
-		}
-		seen = p.lastSeen
-		if about != "" {
-			if _, err := t.exec(`UPDATE parties SET about = ? WHERE id = ?`, about, p.id); err != nil {
-				return err
-			}
-		}
-		if _, err := sweep.run(t, p); err != nil {
-			return err
-		}
-		in, err := t.inbox(p, me.Workspace)
-		if err != nil {
-			return err
-		}
-		out = Whoami{Name: in.Me, Me: in.Me, Workspace: in.Workspace, Channels: in.Channels,
-			UnreadTotal: in.UnreadTotal, WaitingOnMe: len(in.WaitingOnMe)}
-		var a, osUser sql.NullString
-		if err := t.row(`SELECT about, os_user FROM parties WHERE id = ?`, p.id).Scan(&a, &osUser); err != nil {
-			return err
-		}
-		if a.Valid && a.String != "" {
-			out.About = &a.String
-		}
-		if osUser.Valid {
-			out.OSUser = &osUser.String
-		}
-		out.KnownParties, err = t.knownParties()
-		return err
+	out, state, err := readAnswer(ctx, d, c, func(t *tx, p party, _ []archived) (Whoami, error) {
+		return t.whoami(p, me.Workspace, about)
 	})
-	if err == nil {
-		sweep.committed()
-		if d.answers.unchanged(sweep) {
-			out.State = sweep.fp
-			d.answers.keep(sweep.fp, key, out, seen)
+	out.State = state
+	return out, err
+}
+
+// whoami is Whoami inside its transaction, once the sweep has run.
+func (t *tx) whoami(p party, workspace, about string) (Whoami, error) {
+	if about != "" {
+		if _, err := t.exec(`UPDATE parties SET about = ? WHERE id = ?`, about, p.id); err != nil {
+			return Whoami{}, err
 		}
 	}
+	in, err := t.inbox(p, workspace)
+	if err != nil {
+		return Whoami{}, err
+	}
+	out := Whoami{Name: in.Me, Me: in.Me, Workspace: in.Workspace, Channels: in.Channels,
+		UnreadTotal: in.UnreadTotal, WaitingOnMe: len(in.WaitingOnMe)}
+	var a, osUser sql.NullString
+	if err := t.row(`SELECT about, os_user FROM parties WHERE id = ?`, p.id).Scan(&a, &osUser); err != nil {
+		return out, err
+	}
+	if a.Valid && a.String != "" {
+		out.About = &a.String
+	}
+	if osUser.Valid {
+		out.OSUser = &osUser.String
+	}
+	out.KnownParties, err = t.knownParties()
 	return out, err
 }

@@ -219,8 +219,15 @@ func stampOf(path string) (fileStamp, error) {
 
 // view runs fn in a read-only transaction. An immutable read whose file
 // changed meanwhile is done again from a fresh open (by then the writer's
-// -wal exists, so the ordinary read-only mode is used).
+// -wal exists, so the ordinary read-only mode is used). So is a read on a
+// handle opened immutable when a -wal has appeared since: a long-lived
+// handle (watch) would not see what is committed there.
 func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
+	if r.stamp != nil && fileExists(r.path+"-wal") {
+		if err := r.reopen(ctx); err != nil {
+			return err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		err := r.viewOnce(ctx, fn)
 		if !errors.Is(err, errSnapshotMoved) || attempt == 3 {

@@ -65,7 +65,7 @@ func TestPendingReportsCountsNewestAndItems(t *testing.T) {
 	if c.Newest[0].Body != "three" || c.Newest[2].Kind != "ask" || c.Newest[2].Slug != "chunk-api" || c.Newest[2].From != "mesh-gw" {
 		t.Fatalf("newest three, oldest first: %+v", c.Newest)
 	}
-	if len(p.WaitingOnMe) != 1 || !p.WaitingOnMe[0].NeedsAck() || p.WaitingOnMe[0].Item != "chunk-api" {
+	if len(p.WaitingOnMe) != 1 || p.WaitingOnMe[0].Needs != NeedAck || p.WaitingOnMe[0].Item != "chunk-api" {
 		t.Fatalf("waiting on me = %+v", p.WaitingOnMe)
 	}
 
@@ -349,5 +349,34 @@ func BenchmarkPending(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A handle opened while every writer had closed the database (no -wal:
+// read as immutable) must see what a writer commits later into a new
+// -wal, where an immutable read never looks: watch keeps one handle for
+// hours.
+func TestReadOnlyHandleSeesCommitsAfterAWalAppears(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	path := db.Path()
+	db.Close() // the last connection checkpoints and removes the -wal
+	if fileExists(path + "-wal") {
+		t.Skip("the -wal outlived its last connection here")
+	}
+	r := openRO(t, path)
+	_, before, err := r.Arrivals(ctx, "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	must(t)(again.Say(ctx, gw, SayArgs{Text: "after the handle opened", Channel: "gw--dash"}))
+	found, newest, err := r.Arrivals(ctx, "", before)
+	if err != nil || newest <= before || len(found) != 1 || found[0].Body != "after the handle opened" {
+		t.Fatalf("after a commit into a new -wal: %+v, newest %d (was %d), %v", found, newest, before, err)
 	}
 }

@@ -91,11 +91,11 @@ func TestSeedIsAConversationTheToolsAgreeWith(t *testing.T) {
 	if got := len(in.WaitingOnMe) + len(in.WaitingOnPeer); got != items || items == 0 {
 		t.Fatalf("inbox lists %d items, the reader's channels hold %d", got, items)
 	}
-	needs := map[string]int{}
+	needs := map[Need]int{}
 	for _, w := range in.WaitingOnMe {
-		needs[strings.TrimSuffix(w.Needs, unattended)]++
+		needs[w.Needs]++
 	}
-	if needs[NeedsAck] == 0 || needs[NeedsResolve] == 0 || needs[NeedsPruneOK] == 0 {
+	if needs[NeedAck] == 0 || needs[NeedResolve] == 0 || needs[NeedPruneOK] == 0 {
 		t.Fatalf("want items waiting on each of the reader's ack, resolve and prune-ok; got %v", needs)
 	}
 	for _, p := range smallSeed.Parties[1:] {
@@ -111,7 +111,7 @@ func TestSeedIsAConversationTheToolsAgreeWith(t *testing.T) {
 	// The reader can act on what waits on it, and an archived page holds
 	// the settled items with their replies.
 	for _, w := range in.WaitingOnMe {
-		if w.NeedsAck() {
+		if w.Needs == NeedAck {
 			st, err := db.Ack(ctx, reader, w.Channel+":"+w.Item, "", "")
 			if err != nil || st.Status != "ack" {
 				t.Fatalf("ack %s: %v %+v", w.Item, err, st)

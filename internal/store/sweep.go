@@ -14,7 +14,8 @@ type sweepMemo struct {
 	runs  atomic.Int64           // sweeps run by read-type calls (for tests)
 }
 
-// readSweep is the sweep of one read-type call.
+// readSweep is the sweep of one read-type call; readAnswer runs its steps
+// in the order they need.
 type readSweep struct {
 	memo  *sweepMemo
 	path  string

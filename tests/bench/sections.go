@@ -174,14 +174,17 @@ var toolCases = []toolCase{
 			return nil, err
 		}
 		var in struct {
-			WaitingOnMe []struct{ Channel, Item, Needs string } `json:"waiting_on_me"`
+			WaitingOnMe []struct {
+				Channel, Item string
+				Needs         store.Need
+			} `json:"waiting_on_me"`
 		}
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return nil, err
 		}
 		var items []string
 		for _, x := range in.WaitingOnMe {
-			if strings.HasPrefix(x.Needs, store.NeedsAck) {
+			if x.Needs == store.NeedAck {
 				items = append(items, x.Item) // the bare slug, as sessions usually write it
 			}
 		}

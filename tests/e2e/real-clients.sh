@@ -53,8 +53,9 @@ echo "real-clients: claude mcp list (from $start) printed:"
 printf '%s\n' "$list" | sed 's/^/  | /'
 grep -q '✔ Connected' <<<"$list" || { echo "real-clients: FAIL: claude mcp list did not print ✔ Connected" >&2; exit 1; }
 
-# claude mcp list only starts the server and shakes hands: that makes no party (issue 11). The
-# TypeScript client below checks that a call from the subfolder is the repository root's party.
+# claude mcp list only starts the server and shakes hands: that makes no party (a party exists
+# from its first tool call). The TypeScript client below checks that a call from the subfolder
+# is the repository root's party.
 known=$("$bin" call --workspace "$work/repos/onlooker" chat_whoami)
 node -e '
   const r = JSON.parse(process.argv[1]);

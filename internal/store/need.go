@@ -1,0 +1,72 @@
+package store
+
+import "fmt"
+
+// Need is what a live item needs from the party looking at it. The hook
+// and the tools decide by its value; its words are only for the answer.
+type Need uint8
+
+const (
+	// NeedNothing: the item waits on a peer, not on you.
+	NeedNothing Need = iota
+	// NeedAck: you consume the item and have not acked it.
+	NeedAck
+	// NeedResolve: you raised the item and a consumer acked it; resolve
+	// it once you are satisfied.
+	NeedResolve
+	// NeedPruneOK: the item is done and waits for your prune-ok to be
+	// archived.
+	NeedPruneOK
+)
+
+// needActions name the call each need asks for.
+var needActions = [...]string{
+	NeedAck:     "your ack (chat_ack)",
+	NeedResolve: "your resolve (chat_resolve) once satisfied",
+	NeedPruneOK: "your prune-ok (chat_prune_ok)",
+}
+
+// unattended is what the Python edition adds to every ack it asks for,
+// whoever else acked already; clients match on the whole sentence.
+const unattended = " — it is unattended"
+
+// Urgent reports whether a peer is blocked on you (your ack or prune-ok),
+// as opposed to your own item, which you may resolve at leisure.
+func (n Need) Urgent() bool { return n == NeedAck || n == NeedPruneOK }
+
+// Action names the call the need asks for: "your ack (chat_ack)".
+func (n Need) Action() string {
+	if n == NeedNothing || int(n) >= len(needActions) {
+		return ""
+	}
+	return needActions[n]
+}
+
+// String is the need in the Python edition's words, as the answers carry
+// it: "your ack (chat_ack) — it is unattended".
+func (n Need) String() string {
+	if n == NeedAck {
+		return n.Action() + unattended
+	}
+	return n.Action()
+}
+
+// MarshalText writes the need in the Python edition's words.
+func (n Need) MarshalText() ([]byte, error) {
+	if n.Action() == "" {
+		return nil, fmt.Errorf("no words for need %d", n)
+	}
+	return []byte(n.String()), nil
+}
+
+// UnmarshalText reads a need written by MarshalText (or by the Python
+// edition).
+func (n *Need) UnmarshalText(text []byte) error {
+	for _, v := range []Need{NeedAck, NeedResolve, NeedPruneOK} {
+		if string(text) == v.String() {
+			*n = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown need %q", text)
+}

@@ -202,6 +202,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	stopProgress := s.keepAlive(ctx, start, seconds)
 	defer stopProgress()
 	for {
+		changed := s.nextChange()
 		in, err := s.DB.Inbox(ctx, s.Me)
 		if err != nil {
 			return Result{}, err
@@ -219,25 +220,14 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 			}, s.listBudget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
-		if err := s.changed(until); err != nil {
+		select {
+		case <-changed:
+		case <-until.Done():
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err() // cancelled by the client: stop at once
 			}
-			if until.Err() == nil {
-				// The watcher failed: poll rather than spin until the deadline.
-				pollWait(until)
-			}
+			// Time is up (or the client closed stdin): one last look.
 		}
-	}
-}
-
-// pollWait sleeps one poll interval or until ctx ends.
-func pollWait(ctx context.Context) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -74,8 +75,15 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
+	// Shared by every chat_wait; it starts watching at the first.
+	changes, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { changes.Close() })
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
-		Log: log, Changed: waitForChanges(ctx, in.paths)}, nil
+		Log: log, Changes: changes}, nil
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

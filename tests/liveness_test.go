@@ -503,9 +503,14 @@ func TestWaitClamps(t *testing.T) {
 	}
 }
 
+// TestWaitSendsProgress: a wait whose request carries a progress token
+// sends progress notifications through the transport (every
+// chat.wait_progress_ms, short here; the interval itself is
+// TestWaitProgressEveryInterval's).
 func TestWaitSendsProgress(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	w.configure("chat:\n  wait_progress_ms: 100\n")
 	var mu sync.Mutex
 	var progress []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, &mcp.ClientOptions{
@@ -516,7 +521,7 @@ func TestWaitSendsProgress(t *testing.T) {
 		},
 	})
 	s := liveConnect(t, w, w.repo("alpha"), client, nil)
-	params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 7}}
+	params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 1}}
 	params.SetProgressToken("wait-1")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -526,7 +531,7 @@ func TestWaitSendsProgress(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(progress) == 0 {
-		t.Fatal("a 7 s wait with a progress token sent no progress notification")
+		t.Fatal("a 1 s wait with a progress token and progress every 100 ms sent no progress notification")
 	}
 }
 

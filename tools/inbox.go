@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
@@ -168,9 +169,6 @@ type WaitResult struct {
 	WaitedSeconds float64 `json:"waited_seconds"`
 }
 
-// progressEvery keeps a host's idle timer from firing during a wait.
-const progressEvery = 5 * time.Second
-
 type waitArgs struct {
 	Seconds *int   `json:"seconds"`
 	Channel string `json:"channel"`
@@ -272,8 +270,18 @@ func renderWait(r WaitResult, seconds int) string {
 	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)
 }
 
-// keepAlive sends a progress notification every few seconds while a wait
-// runs, when the client asked for progress.
+// progressEvery is chat.wait_progress_ms, or its default for a Service
+// built without a loaded config.
+func (s *Service) progressEvery() time.Duration {
+	if every := s.Config.WaitProgress(); every > 0 {
+		return every
+	}
+	return config.Defaults().WaitProgress()
+}
+
+// keepAlive sends a progress notification every chat.wait_progress_ms
+// while a wait runs, when the client asked for progress, so that the
+// host's idle timer does not fire during the wait.
 func (s *Service) keepAlive(ctx context.Context, start time.Time, seconds int) func() {
 	notify := progressFrom(ctx)
 	if notify == nil {
@@ -281,7 +289,7 @@ func (s *Service) keepAlive(ctx context.Context, start time.Time, seconds int) f
 	}
 	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(progressEvery)
+		tick := time.NewTicker(s.progressEvery())
 		defer tick.Stop()
 		for {
 			select {

@@ -28,6 +28,7 @@ type Config struct {
 		TickFile       string `yaml:"tick_file"`
 		MaxBodyBytes   int    `yaml:"max_body_bytes"`
 		AnswerBudget   int    `yaml:"answer_budget_chars"`
+		WaitProgressMS int    `yaml:"wait_progress_ms"`
 	} `yaml:"chat"`
 	Storage struct {
 		DBPath           string `yaml:"db_path"`
@@ -50,6 +51,7 @@ func Defaults() Config {
 	c.Chat.TickFile = ".tick"
 	c.Chat.MaxBodyBytes = 65536
 	c.Chat.AnswerBudget = 32000
+	c.Chat.WaitProgressMS = 5000
 	c.Storage.DBPath = ""
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
@@ -153,10 +155,17 @@ func (c Config) validate() error {
 		return fmt.Errorf("chat.answer_budget_chars is %d — set it to %d or more", c.Chat.AnswerBudget, MinAnswerBudget)
 	case c.Storage.BackupRetainDays < 1:
 		return fmt.Errorf("storage.backup_retain_days is %d — set it to 1 or more", c.Storage.BackupRetainDays)
+	case c.Chat.WaitProgressMS < 1:
+		return fmt.Errorf("chat.wait_progress_ms is %d — set it to 1 or more", c.Chat.WaitProgressMS)
 	case c.Storage.BusyTimeoutMS < 1:
 		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
 	}
 	return nil
+}
+
+// WaitProgress is chat.wait_progress_ms as a duration.
+func (c Config) WaitProgress() time.Duration {
+	return time.Duration(c.Chat.WaitProgressMS) * time.Millisecond
 }
 
 // BusyTimeout is storage.busy_timeout_ms as a duration.

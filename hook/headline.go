@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // How much of the peers' words a headline quotes.
@@ -86,7 +87,7 @@ func waitingFor(acks []store.WaitingOnMe, talk []store.ChannelPending) string {
 	}
 	what := fmt.Sprintf("[%s] %s needs your ack", clean(acks[0].Item, 60), quote(acks[0].Title, headlineWidth))
 	if n := len(acks) - 1; n > 0 {
-		what += fmt.Sprintf(" (and %s)", plural(n, "more item"))
+		what += fmt.Sprintf(" (and %s)", text.Count(n, "more item"))
 	}
 	if unread := unreadIn(talk); unread != "" {
 		what += "; " + unread
@@ -118,7 +119,7 @@ func unreadIn(chans []store.ChannelPending) string {
 	if total == 0 {
 		return ""
 	}
-	count := plural(total, "unread message")
+	count := text.Count(total, "unread message")
 	if over {
 		count = "over " + count
 	}
@@ -156,7 +157,7 @@ func (n names) subject() string {
 // "a", "a and b", "a, b and 3 more channels".
 func list(words []string, max int, more string) string {
 	if len(words) > max {
-		return strings.Join(words[:max], ", ") + " and " + plural(len(words)-max, "more "+more)
+		return strings.Join(words[:max], ", ") + " and " + text.Count(len(words)-max, "more "+more)
 	}
 	if len(words) == 1 {
 		return words[0]

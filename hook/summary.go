@@ -228,7 +228,7 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 		}
 	}
 	if hiddenChans > 0 {
-		fmt.Fprintf(&b, "(%s with %s more not shown)\n", plural(hiddenChans, "channel"), plural(hiddenUnread, "unread message"))
+		fmt.Fprintf(&b, "(%s with %s more not shown)\n", text.Count(hiddenChans, "channel"), text.Count(hiddenUnread, "unread message"))
 	}
 	if len(waiting) > 0 {
 		b.WriteString("Waiting on you:\n")
@@ -250,12 +250,12 @@ func (r report) header(delta bool) string {
 		total += c.unread
 		over = over || c.over
 	}
-	count := plural(total, "unread message")
+	count := text.Count(total, "unread message")
 	if over {
 		count = "over " + count
 	}
 	h := fmt.Sprintf("mcpp-chat: you are %s (the repository at %s). You have %s and %s waiting on you.",
-		r.party, r.workspace, count, plural(len(r.waiting), "item"))
+		r.party, r.workspace, count, text.Count(len(r.waiting), "item"))
 	if delta {
 		h += " New since the last note:"
 	}
@@ -288,11 +288,4 @@ func channelHead(c channelBlock, shown int) string {
 		h += fmt.Sprintf(", newest %d:", shown)
 	}
 	return h
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

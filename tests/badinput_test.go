@@ -151,6 +151,12 @@ func TestBadInputEveryTool(t *testing.T) {
 		{tool: "chat_wait", args: map[string]any{"seconds": "5"}, want: []string{"`seconds`", "1 to 20"}},
 		{tool: "chat_wait", args: map[string]any{"seconds": 1, "channel": "nope"}, want: []string{"'nope'", "chat_channel_join"}},
 		{tool: "chat_wait", args: map[string]any{"seconds": 1, "channel": "ÄBC"}, want: []string{`"ÄBC"`, "lowercase"}},
+		// chat_search
+		{tool: "chat_search", args: map[string]any{}, want: []string{"`query`"}},
+		{tool: "chat_search", args: map[string]any{"query": " - * "}, want: []string{"no word to look for"}},
+		{tool: "chat_search", args: map[string]any{"query": "x", "limit": 0}, want: []string{"`limit`", "1 to 50"}},
+		{tool: "chat_search", args: map[string]any{"query": "x", "archived": "yes"}, want: []string{"`archived`", "true or false"}},
+		{tool: "chat_search", args: map[string]any{"query": "x", "channel": "solo"}, want: []string{"'solo'", "chat_channel_join"}},
 	}
 
 	db := roDB(t, w.db)
@@ -188,7 +194,7 @@ func TestBadInputEveryTool(t *testing.T) {
 		}
 	}
 	for _, tool := range []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
-		"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_inbox", "chat_wait"} {
+		"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait"} {
 		if !covered[tool] {
 			t.Errorf("no bad-input case for %s", tool)
 		}

@@ -59,7 +59,11 @@ func TestEveryAnswerFitsTheBudget(t *testing.T) {
 					{"chat_wait", `{"seconds":1}`},
 					{"chat_channel_list", `{"all":true}`},
 					{"chat_read", `{"channel":"` + ch + `"}`},
+					{"chat_search", `{"query":"lorem ipsum","limit":50}`},
 				} {
+					if c.tool == "chat_search" && count*size > 1000*2048 {
+						continue // indexing 128 MB of text takes minutes: TestLongHitsFit has the 64 KiB texts
+					}
 					res, err := s.Call(context.Background(), c.tool, json.RawMessage(c.args))
 					if err != nil {
 						t.Fatalf("%s %s: %v", c.tool, c.args, err)
@@ -542,6 +546,86 @@ func TestRepeatedInboxAnswersTheNewState(t *testing.T) {
 		p.call(p.reader, "chat_inbox", map[string]any{}, &again) // answered from what was remembered
 		if again.UnreadTotal != i {
 			t.Fatalf("the remembered inbox says unread %d, want %d", again.UnreadTotal, i)
+		}
+	}
+}
+
+// Searching for a word in 200 long messages, page after page as each
+// answer says, finds every one exactly once, each answer within the budget
+// and the cut ones saying so.
+func TestSearchPagesShowEveryHitOnce(t *testing.T) {
+	p := newPair(t)
+	for i := range 200 {
+		p.say("needle " + body(i, 2048))
+	}
+	seen := map[int64]bool{}
+	args := map[string]any{"query": "needle", "limit": 50}
+	cuts := 0
+	for calls := 0; ; calls++ {
+		if calls > 20 {
+			t.Fatal("the pages never end")
+		}
+		var r struct {
+			Cut   string
+			Total int
+			More  int
+			Hits  []struct{ Seq int64 }
+			Next  map[string]map[string]any
+		}
+		res := p.call(p.reader, "chat_search", args, &r)
+		if r.Total != 200 || len(r.Hits) == 0 {
+			t.Fatalf("page %d: total %d, %d hits", calls, r.Total, len(r.Hits))
+		}
+		if r.Cut != "" {
+			cuts++
+			if !strings.HasPrefix(res.Display, "**"+cutNote) {
+				t.Fatalf("a cut answer's display does not start with the cut line: %.100s", res.Display)
+			}
+		}
+		for _, h := range r.Hits {
+			if seen[h.Seq] {
+				t.Fatalf("#%d on two pages", h.Seq)
+			}
+			seen[h.Seq] = true
+		}
+		next, ok := r.Next["chat_search"]
+		if r.More == 0 {
+			if ok {
+				t.Fatalf("nothing more, yet a next call: %v", next)
+			}
+			break
+		}
+		if !ok {
+			t.Fatalf("%d more but no next call", r.More)
+		}
+		args = next
+	}
+	if len(seen) != 200 || cuts == 0 {
+		t.Fatalf("saw %d of 200 hits, %d answers cut (want some: 50 hits of 2 KB do not fit)", len(seen), cuts)
+	}
+}
+
+// Hits in messages whose titles and bodies are 64 KiB long, some of one
+// word, still fit one answer.
+func TestLongHitsFit(t *testing.T) {
+	p := newPair(t)
+	long := strings.Repeat("needle ", 65536/7)
+	word := "needle" + strings.Repeat("x", 32000)
+	for i := range 30 {
+		p.call(p.writer, "chat_ask", map[string]any{"title": long, "body": long, "channel": "c1", "slug": fmt.Sprintf("s%d", i)}, nil)
+		p.say(word + " needle " + word)
+	}
+	var r struct {
+		Hits []struct{ Snippet string }
+		More int
+	}
+	p.call(p.reader, "chat_search", map[string]any{"query": "needle*", "limit": 50}, &r)
+	if len(r.Hits) < 10 || len(r.Hits)+r.More != 60 {
+		t.Fatalf("%d hits, %d more: want most of 60 in one answer", len(r.Hits), r.More)
+	}
+	for _, h := range r.Hits {
+		if n := utf8.RuneCountInString(h.Snippet); n > snippetChars {
+			t.Fatalf("a snippet of %d characters", n)
 		}
 	}
 }

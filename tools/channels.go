@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 type channelNewArgs struct {
@@ -73,7 +74,7 @@ func channelJoin(ctx context.Context, s *Service, a channelArgs) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Display: fmt.Sprintf("You sit in #%s with %s — %d unread, %s.", info.Channel, names(info.Parties), info.Unread, plural(info.LiveItems, "live item")), Value: info}, nil
+	return Result{Display: fmt.Sprintf("You sit in #%s with %s — %d unread, %s.", info.Channel, names(info.Parties), info.Unread, safe.Count(info.LiveItems, "live item")), Value: info}, nil
 }
 
 func channelLeave(ctx context.Context, s *Service, a channelArgs) (Result, error) {
@@ -170,7 +171,7 @@ func channelLine(c store.ChannelInfo) string {
 	if !c.Member {
 		seat = " (not joined)"
 	}
-	line := fmt.Sprintf("- **#%s**%s: %d unread · %s · %s", c.Channel, seat, c.Unread, plural(c.LiveItems, "live item"), names(c.Parties))
+	line := fmt.Sprintf("- **#%s**%s: %d unread · %s · %s", c.Channel, seat, c.Unread, safe.Count(c.LiveItems, "live item"), names(c.Parties))
 	if c.About != nil {
 		line += " — " + OneLine(*c.About, 100)
 	}

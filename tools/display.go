@@ -22,13 +22,6 @@ func names(list []string) string {
 	return strings.Join(list, ", ")
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // itemLine is the one-line form of an item: [slug] **title** · STATUS.
 func itemLine(slug, title, status string) string {
 	return fmt.Sprintf("[%s] **%s** · %s", slug, OneLine(title, 120), strings.ToUpper(status))
@@ -82,7 +75,7 @@ func awaitingAck(m store.Message) []string {
 // Waiting on a peer.
 func renderInbox(in store.Inbox) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Inbox of %s** — %s\n", in.Me, plural(in.UnreadTotal, "unread message"))
+	fmt.Fprintf(&b, "**Inbox of %s** — %s\n", in.Me, safe.Count(in.UnreadTotal, "unread message"))
 	if len(in.Channels) == 0 {
 		b.WriteString("You are in no channel yet — create one with chat_channel_new or join one with chat_channel_join.\n")
 	}

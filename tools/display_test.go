@@ -53,6 +53,8 @@ func TestDisplayGolden(t *testing.T) {
 	step(gw, "chat_prune_ok", `{"item": "chunk-api"}`)
 	step(dash, "chat_prune_ok", `{"item": "chunk-api"}`)
 	step(gw, "chat_read", `{"archived": true}`)
+	step(dash, "chat_search", `{"query": "generator"}`)
+	step(dash, "chat_search", `{"query": "generator", "archived": false}`)
 	step(gw, "chat_whoami", `{}`)
 	step(gw, "chat_channel_leave", `{"name": "gw--dash"}`)
 	step(gw, "chat_channel_join", `{"name": "gw--dash"}`)
@@ -66,6 +68,8 @@ func TestDisplayGolden(t *testing.T) {
 		{"chat_read", `{"channel": "gw--dash", "since": 0, "peek": true}`},
 		{"chat_read", `{"channel": "all-hands", "since": 0, "peek": true}`},
 		{"chat_read", `{"channel": "gw--dash", "archived": true}`},
+		{"chat_search", `{"query": "chunk"}`},
+		{"chat_search", `{"query": "uptime", "channel": "gw--dash", "limit": 1}`},
 	} {
 		step(mesh, c.tool, c.args)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 type inboxArgs struct {
@@ -101,7 +102,7 @@ func whoamiCutLine(left whoamiOmitted, known span) (string, map[string]any) {
 	next := map[string]any{}
 	fmt.Fprintf(&b, "%s: ", cutNote)
 	if left.Channels > 0 {
-		fmt.Fprintf(&b, "%s not listed: %s lists them. ", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+		fmt.Fprintf(&b, "%s not listed: %s lists them. ", safe.Count(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
 	}
 	if left.KnownParties > 0 {
 		fmt.Fprintf(&b, "known parties %d–%d of %d are here", known.first+1, known.first+known.shown, known.total)
@@ -133,7 +134,7 @@ func renderWhoami(w whoamiAnswer) string {
 		fmt.Fprintf(&b, " (%s)", OneLine(*w.About, 120))
 	}
 	b.WriteString(".\nYou are authoritative about this repository and nothing else.\n\n")
-	fmt.Fprintf(&b, "**Channels** — %s\n", plural(w.UnreadTotal, "unread message"))
+	fmt.Fprintf(&b, "**Channels** — %s\n", safe.Count(w.UnreadTotal, "unread message"))
 	if len(w.Channels) == 0 && w.Omitted == nil {
 		b.WriteString("You are in no channel yet — create one with chat_channel_new or join one with chat_channel_join.\n")
 	}
@@ -144,7 +145,7 @@ func renderWhoami(w whoamiAnswer) string {
 	case 0:
 		b.WriteString("\nNothing waiting on you.\n")
 	default:
-		fmt.Fprintf(&b, "\n**%s waiting on you** — chat_inbox lists %s.\n", plural(w.WaitingOnMe, "item"), map[bool]string{true: "it", false: "them"}[w.WaitingOnMe == 1])
+		fmt.Fprintf(&b, "\n**%s waiting on you** — chat_inbox lists %s.\n", safe.Count(w.WaitingOnMe, "item"), map[bool]string{true: "it", false: "them"}[w.WaitingOnMe == 1])
 	}
 	b.WriteString("\n**Known parties**\n")
 	for _, p := range w.KnownParties {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // The answers that list (inbox, whoami, wait, channel_list) keep what fits
@@ -225,7 +226,7 @@ func inboxCutLine(left omitted, items span) (string, map[string]any) {
 		b.WriteString(". ")
 	}
 	if left.Channels > 0 {
-		fmt.Fprintf(&b, "%s not listed: %s lists them.", plural(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+		fmt.Fprintf(&b, "%s not listed: %s lists them.", safe.Count(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
 	}
 	return strings.TrimSpace(b.String()), next
 }

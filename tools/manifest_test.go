@@ -15,7 +15,7 @@ import (
 )
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
-	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_inbox", "chat_wait"}
+	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait"}
 
 func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	m, err := LoadManifest()
@@ -45,7 +45,7 @@ func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	want := append([]string{}, wantTools...)
 	sort.Strings(want)
 	if strings.Join(names, ",") != strings.Join(want, ",") {
-		t.Fatalf("tools = %v, want the 14 chat tools", names)
+		t.Fatalf("tools = %v, want the 15 chat tools", names)
 	}
 }
 
@@ -69,6 +69,7 @@ func TestManifestContract(t *testing.T) {
 		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce"}, "chat_reply": {"item", "text"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
+		"chat_search": {"query", "channel", "archived", "limit", "skip"},
 	}
 	for _, tool := range m.Tools {
 		if tool.Description == "" || tool.InputSchema.Type != "object" {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
 
 type readArgs struct {
@@ -239,7 +240,7 @@ func renderRead(ans readAnswer, a readArgs, compact bool) string {
 	if a.Archived {
 		what = "archived"
 	}
-	fmt.Fprintf(&b, "**#%s** · %s after #%d · %s · with %s", ans.Channel, plural(len(ans.Messages), what+" message"), ans.FromSeq, cursorNote(ans.Cursor, a.Peek || a.Archived), names(ans.Parties))
+	fmt.Fprintf(&b, "**#%s** · %s after #%d · %s · with %s", ans.Channel, safe.Count(len(ans.Messages), what+" message"), ans.FromSeq, cursorNote(ans.Cursor, a.Peek || a.Archived), names(ans.Parties))
 	for _, slug := range ans.ArchivedByThisRead {
 		fmt.Fprintf(&b, "\n_[%s] archived by this read (done + unanimous prune-ok)_", slug)
 	}

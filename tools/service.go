@@ -133,6 +133,7 @@ var handlers = map[string]handler{
 	"chat_resolve":       bind(resolve),
 	"chat_prune_ok":      bind(pruneOK),
 	"chat_read":          bind(read),
+	"chat_search":        bind(chatSearch),
 	"chat_inbox":         bind(inbox),
 	"chat_wait":          bind(wait),
 }

@@ -52,6 +52,13 @@ Usage:
                                        print each reply with its id (the mcpp bridge's worker)
   mcpp-chat watch [--mine] [--workspace DIR] [--exec CMD]
                                        print a line per change as it happens
+  mcpp-chat log [CHANNEL] [--all] [--since SEQ] [--archived] [--follow]
+                                       the conversation as a person reads it: threads,
+                                       item states, who they wait on (only reads)
+  mcpp-chat search QUERY... [--channel C] [--archived]
+                                       full-text search of every channel, live and archived
+  mcpp-chat ui [--listen 127.0.0.1:PORT]
+                                       a live web page of the chat on this machine (only reads)
   mcpp-chat doctor [--workspace DIR] [--settings FILE]
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
@@ -90,6 +97,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return call(ctx, rest, getenv, stdin, stdout, stderr)
 	case "watch":
 		return watch(ctx, rest, getenv, stdout, stderr)
+	case "log":
+		return logCmd(ctx, rest, getenv, stdout, stderr)
+	case "search":
+		return searchCmd(ctx, rest, getenv, stdout, stderr)
+	case "ui":
+		return uiCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctor(ctx, rest, getenv, stdout, stderr)
 	case "info":

@@ -149,7 +149,7 @@ func printParty(w io.Writer, p partyFolder, now time.Time) {
 	if len(p.Channels) > 0 {
 		facts = append(facts, "in "+text.OneLine(strings.Join(p.Channels, ", "), 300))
 	}
-	facts = append(facts, "wrote "+plural(p.Wrote, "message", "messages"))
+	facts = append(facts, "wrote "+text.Count(p.Wrote, "message"))
 	if len(p.Owes) > 0 {
 		facts = append(facts, "waited on for "+text.OneLine(strings.Join(p.Owes, "; "), 500))
 	}
@@ -233,7 +233,7 @@ func partiesForget(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "forgot %s (%s): it left %s\n", res.Name, text.OneLine(res.Workspace, 300), plural(res.Seats, "seat", "seats"))
+	fmt.Fprintf(stdout, "forgot %s (%s): it left %s\n", res.Name, text.OneLine(res.Workspace, 300), text.Count(res.Seats, "seat"))
 	for _, item := range res.Released {
 		fmt.Fprintf(stdout, "no longer waits on it: %s\n", text.OneLine(item, 300))
 	}
@@ -263,6 +263,6 @@ func partiesResetCursor(ctx context.Context, args []string, getenv func(string) 
 		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "%s's cursor in #%s: %d → %d (newest %d); %s unread\n", res.Party, res.Channel, res.From, res.To, res.Newest, plural(res.Unread, "message", "messages"))
+	fmt.Fprintf(stdout, "%s's cursor in #%s: %d → %d (newest %d); %s unread\n", res.Party, res.Channel, res.From, res.To, res.Newest, text.Count(res.Unread, "message"))
 	return exitOK
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/settings"
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // executable is the running binary; tests point it at a fake install.
@@ -371,7 +372,7 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 			fmt.Fprintf(stdout, "%-16s %s: %s\n", c.Hook.Event, c.Action, c.Hook.Command)
 		}
 		if c.Duplicates > 0 {
-			fmt.Fprintf(stdout, "%-16s removed %s of it (one per event)\n", c.Hook.Event, plural(c.Duplicates, "more copy", "more copies"))
+			fmt.Fprintf(stdout, "%-16s removed %s of it (one per event)\n", c.Hook.Event, text.Count(c.Duplicates, "duplicate"))
 		}
 	}
 	reportWrite(stdout, file, backup, changed(changes), "already has every hook")
@@ -405,13 +406,6 @@ func reportWrite(w io.Writer, file, backup string, wrote bool, unchanged string)
 	default:
 		fmt.Fprintf(w, "%s %s; nothing changed\n", file, unchanged)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // claudeSettings is the settings file given, else the user's

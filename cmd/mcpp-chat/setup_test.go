@@ -561,7 +561,7 @@ func TestSetupWriteRecognisesEveryFormOnce(t *testing.T) {
 			t.Errorf("%s = %q\nwant %q", ev, got, want)
 		}
 	}
-	if !strings.Contains(out, "removed 1 more copy") {
+	if !strings.Contains(out, "removed 1 duplicate of it") {
 		t.Errorf("the removed duplicate is not reported:\n%s", out)
 	}
 	if code, out, _ := runSetupEnv(t, env, "hooks", "--write", "--settings", file); code != 0 || !strings.Contains(out, "nothing changed") {

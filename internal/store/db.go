@@ -87,6 +87,9 @@ type DB struct {
 	// busyTimeout and clock are Options'.
 	busyTimeout time.Duration
 	clock       func() time.Time
+	// search is the full-text index beside the database, opened by the
+	// first search (search.go).
+	search searchHolder
 }
 
 // Options tune a handle; the zero value means the defaults.
@@ -168,6 +171,7 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) Close() error {
 	d.waitBackup()
 	d.notify.flush()
+	d.search.close()
 	d.stmts.close()
 	d.queue.close()
 	return d.sql.Close()

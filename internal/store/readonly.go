@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -45,6 +46,11 @@ type ReadOnly struct {
 	path  string
 	db    *sql.DB
 	stamp *fileStamp // set while reading an immutable snapshot
+	// mu makes reads of one handle take turns: a reopen replaces db, and
+	// a long-lived handle (the page) reads from several goroutines.
+	mu sync.Mutex
+	// search is the full-text index beside the database (search.go).
+	search searchHolder
 }
 
 // OpenReadOnly opens the database at path for reading. It fails, without
@@ -66,6 +72,7 @@ func (r *ReadOnly) Path() string { return r.path }
 
 // Close releases the handle.
 func (r *ReadOnly) Close() error {
+	r.search.close()
 	if r.db == nil {
 		return nil
 	}
@@ -96,8 +103,10 @@ func (r *ReadOnly) open(ctx context.Context) error {
 }
 
 func (r *ReadOnly) reopen(ctx context.Context) error {
-	r.Close()
-	r.db = nil
+	if r.db != nil {
+		r.db.Close()
+		r.db = nil
+	}
 	return r.open(ctx)
 }
 
@@ -223,6 +232,8 @@ func stampOf(path string) (fileStamp, error) {
 // handle opened immutable when a -wal has appeared since: a long-lived
 // handle (watch) would not see what is committed there.
 func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.stamp != nil && fileExists(r.path+"-wal") {
 		if err := r.reopen(ctx); err != nil {
 			return err

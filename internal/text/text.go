@@ -1,10 +1,11 @@
-// Package text makes peer-written text safe to show: no terminal escapes,
-// no control characters. The tools' display and the hook share it, so
-// neither imports the other.
+// Package text makes peer-written text safe to show (no terminal escapes,
+// no control characters) and words counts alike. The tools' display and
+// the hook share it, so neither imports the other.
 package text
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -98,4 +99,13 @@ func OneLine(s string, n int) string {
 		return strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
+}
+
+// Count is n with the word, plural by a trailing s: "1 item", "3 items".
+// The tools' display and the hook word their counts the same way.
+func Count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -69,3 +69,11 @@ func BenchmarkCleanDisplay(b *testing.B) {
 		Clean(display)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 items", 1: "1 item", 2: "2 items", 1000: "1000 items"} {
+		if got := Count(n, "item"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,403 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Snippets mark the words a search matched with these two characters, so
+// that each display marks them its own way (bold on a terminal, <mark> on
+// the page) after cleaning and escaping the text around them.
+const (
+	MarkStart = "\x02"
+	MarkEnd   = "\x03"
+)
+
+// SearchArgs is a full-text search.
+type SearchArgs struct {
+	// Query is what a person types: every word must appear (in the body,
+	// title or slug), "quoted words" as a phrase, word* as a prefix.
+	Query string
+	// Channel limits the search to one channel; "" searches them all.
+	Channel string
+	// Archived nil searches live and archived messages; true only the
+	// archived threads, false only live messages.
+	Archived *bool
+	// Limit is the most hits returned (default 20), after Skip.
+	Limit, Skip int
+}
+
+// Hit is a message a search found, best first.
+type Hit struct {
+	Channel  string `json:"channel"`
+	Seq      int64  `json:"seq"`
+	Kind     string `json:"kind"`
+	From     string `json:"from"`
+	At       string `json:"at"`
+	Slug     string `json:"slug,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Status   string `json:"status,omitempty"`
+	Archived bool   `json:"archived"`
+	Re       string `json:"re,omitempty"`
+	// Snippet is the matching passage (a few words before the first match
+	// and the rest after it), the matched words between MarkStart and MarkEnd.
+	Snippet string `json:"snippet"`
+}
+
+// SearchResult is a page of hits and how many there are in all.
+type SearchResult struct {
+	Query string `json:"query"`
+	Total int    `json:"total"`
+	Hits  []Hit  `json:"hits"`
+}
+
+// defaultSearchLimit is the page size when a search names none.
+const defaultSearchLimit = 20
+
+// Search is an agent's search: only the channels the caller sits in (the
+// ones chat_read can read), or the one it names, which it must sit in.
+// Like every tool call, it makes the caller's party at first sight; it
+// writes nothing else to the database.
+func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResult, error) {
+	query, err := ftsQuery(a.Query)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	var scope []int64
+	err = d.view(ctx, func(t *tx) error {
+		p, err := t.me(me, false)
+		if err != nil {
+			return err
+		}
+		scope = []int64{}
+		if strings.TrimSpace(a.Channel) != "" {
+			c, err := t.seatedChannel(p, a.Channel, "")
+			scope = append(scope, c.id)
+			return err
+		}
+		seats, err := t.seats(p.id)
+		for _, c := range seats {
+			scope = append(scope, c.id)
+		}
+		return err
+	})
+	if err != nil {
+		return SearchResult{}, err
+	}
+	idx, err := d.search.get(ctx, d.path)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	return search(ctx, d, d.path, idx, query, scope, a)
+}
+
+// Search is the person's search: every channel, or the one named.
+func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, error) {
+	query, err := ftsQuery(a.Query)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	var scope []int64 // nil: every channel
+	if strings.TrimSpace(a.Channel) != "" {
+		err := r.view(ctx, func(t *tx) error {
+			c, err := t.channelByName(a.Channel)
+			scope = []int64{c.id}
+			return err
+		})
+		if err != nil {
+			return SearchResult{}, err
+		}
+	}
+	idx, err := r.search.get(ctx, r.path)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	return search(ctx, r, r.path, idx, query, scope, a)
+}
+
+// search brings the index up to date, ranks the hits in scope (nil: all
+// channels) and describes them from the database.
+func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+	out := SearchResult{Query: a.Query, Hits: []Hit{}}
+	if scope != nil && len(scope) == 0 {
+		return out, nil
+	}
+	if err := idx.catchUp(ctx, src, dbPath); err != nil {
+		return out, err
+	}
+	ranked, total, err := idx.rank(ctx, query, scope, a)
+	if err != nil || len(ranked) == 0 {
+		out.Total = total
+		return out, err
+	}
+	out.Total = total
+	err = src.view(ctx, func(t *tx) error {
+		var err error
+		out.Hits, err = t.describe(ranked)
+		return err
+	})
+	return out, err
+}
+
+// ranked is a hit as the index knows it.
+type ranked struct {
+	id      int64
+	snippet string
+}
+
+// rank runs the query on the index: the page of hits, best first, and how
+// many there are in all.
+func (x *searchIndex) rank(ctx context.Context, query string, scope []int64, a SearchArgs) ([]ranked, int, error) {
+	var channels any // NULL: every channel
+	if scope != nil {
+		list, _ := json.Marshal(scope)
+		channels = string(list)
+	}
+	archived := -1
+	if a.Archived != nil {
+		archived = 0
+		if *a.Archived {
+			archived = 1
+		}
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	from := ` FROM hits WHERE hits MATCH ?1 AND ?2 IS NULL AND ?3 < 0` // every parameter is bound
+	if channels != nil || archived >= 0 {
+		from = ` FROM hits JOIN docs d ON d.id = hits.rowid WHERE hits MATCH ?1
+			AND (?2 IS NULL OR d.channel_id IN (SELECT value FROM json_each(?2))) AND (?3 < 0 OR d.archived = ?3)`
+	}
+	var total int
+	if err := x.db.QueryRowContext(ctx, `SELECT count(*)`+from, query, channels, archived).Scan(&total); err != nil {
+		return nil, 0, describeSearch(err)
+	}
+	// Titles and slugs weigh more than bodies: a word in an item's title
+	// is what the item is about. Ties go to the newer message. Snippets
+	// come after the page is chosen: made in the ranking query, one would
+	// be cut from every match, not just the page's.
+	ids, err := x.ids(ctx, `SELECT hits.rowid`+from+` ORDER BY bm25(hits, 8.0, 8.0, 1.0), hits.rowid DESC LIMIT ?4 OFFSET ?5`,
+		query, channels, archived, limit, max(a.Skip, 0))
+	if err != nil || len(ids) == 0 {
+		return nil, total, describeSearch(err)
+	}
+	snippets, err := x.snippets(ctx, query, ids)
+	if err != nil {
+		return nil, total, err
+	}
+	out := make([]ranked, len(ids))
+	for i, id := range ids {
+		out[i] = ranked{id: id, snippet: snippets[id]}
+	}
+	return out, total, nil
+}
+
+// ids runs a query of one column of ids.
+func (x *searchIndex) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
+	rows, err := x.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// snippets cuts the matching passage of each of a page's hits. FTS5's own
+// snippet() scores every window around every match, which is quadratic in
+// the matches of a message: a message of nine thousand times the same word
+// took it minutes. highlight() marks the matches in one pass, and the
+// passage is cut around the first of them here.
+func (x *searchIndex) snippets(ctx context.Context, query string, ids []int64) (map[int64]string, error) {
+	list, _ := json.Marshal(ids)
+	rows, err := x.db.QueryContext(ctx, `SELECT rowid, highlight(hits, 0, char(2), char(3)), highlight(hits, 2, char(2), char(3)),
+			highlight(hits, 1, char(2), char(3)) FROM hits
+		WHERE hits MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))`, query, string(list))
+	if err != nil {
+		return nil, describeSearch(err)
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var title, body, slug string
+		if err := rows.Scan(&id, &title, &body, &slug); err != nil {
+			return nil, err
+		}
+		out[id] = passage(title, body, slug)
+	}
+	return out, rows.Err()
+}
+
+// snippetWords is how many words a passage holds around its first match.
+const snippetWords = 16
+
+// passage is the first marked column's words around its first match: a
+// title that matched says most, then the body, then the slug.
+func passage(columns ...string) string {
+	for _, c := range columns {
+		if strings.Contains(c, MarkStart) {
+			return window(c, snippetWords)
+		}
+	}
+	return window(columns[1], snippetWords) // matched, but not in words we marked
+}
+
+// window keeps n words of text: a few before the first marked one and the
+// rest after it, with … where it cut.
+func window(text string, n int) string {
+	words := strings.Fields(text)
+	first := 0
+	for i, w := range words {
+		if strings.Contains(w, MarkStart) {
+			first = i
+			break
+		}
+	}
+	from := max(0, first-n/4)
+	to := min(len(words), from+n)
+	out := strings.Join(words[from:to], " ")
+	// A cut may leave a mark open or closed alone: balance it.
+	if strings.Count(out, MarkStart) > strings.Count(out, MarkEnd) {
+		out += MarkEnd
+	}
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(words) {
+		out += "…"
+	}
+	return out
+}
+
+// describeSearch explains an error of the index's query.
+func describeSearch(err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "fts5") {
+		return userErrorf("the search words could not be read as a query (%v) — use plain words, \"a phrase\" or a prefix*", err)
+	}
+	return err
+}
+
+// describe loads what a hit shows from the database, in the order given.
+func (t *tx) describe(list []ranked) ([]Hit, error) {
+	ids := make([]int64, len(list))
+	for i, r := range list {
+		ids[i] = r.id
+	}
+	data, _ := json.Marshal(ids)
+	msgs, err := t.loadMessages(`WHERE m.id IN (SELECT value FROM json_each(?))`, string(data))
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]Message, len(msgs))
+	for _, m := range msgs {
+		byID[m.id] = m
+	}
+	out := make([]Hit, 0, len(list))
+	for _, r := range list {
+		m, ok := byID[r.id]
+		if !ok {
+			continue // indexed, then gone: a database replaced meanwhile
+		}
+		h := Hit{Channel: m.Channel, Seq: m.Seq, Kind: m.Kind, From: m.From, At: m.At, Slug: m.Slug, Title: m.Title,
+			Status: m.Status, Re: m.Re, Snippet: r.snippet}
+		if m.Archived != nil {
+			h.Archived = *m.Archived
+		} else {
+			h.Archived = t.archivedRow(r.id)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// archivedRow reads a non-item row's archived flag (loadMessages reports
+// it for items only, as the tools' results do).
+func (t *tx) archivedRow(id int64) bool {
+	var archived bool
+	t.row(`SELECT is_archived FROM messages WHERE id = ?`, id).Scan(&archived)
+	return archived
+}
+
+// ftsQuery turns what a person types into an FTS5 query: every word must
+// appear, "quoted words" make a phrase, a word ending in * is a prefix.
+// Each term goes to FTS5 quoted, so its own syntax (AND, OR, NEAR, column
+// filters, a leading -) never turns a search into an error; a term with
+// no letter or digit in it finds nothing and is dropped.
+func ftsQuery(q string) (string, error) {
+	var terms []string
+	for _, t := range splitTerms(q) {
+		prefix := strings.HasSuffix(t, "*")
+		t = strings.TrimRight(t, "*")
+		if !strings.ContainsFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			continue
+		}
+		term := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		if prefix {
+			term += "*"
+		}
+		terms = append(terms, term)
+	}
+	if len(terms) == 0 {
+		return "", userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
+	}
+	return strings.Join(terms, " "), nil
+}
+
+// splitTerms splits on white space, keeping "quoted words" together.
+func splitTerms(q string) []string {
+	var out []string
+	for i, part := range strings.Split(q, `"`) {
+		if i%2 == 1 { // inside quotes
+			if p := strings.TrimSpace(part); p != "" {
+				out = append(out, p)
+			}
+			continue
+		}
+		out = append(out, strings.Fields(part)...)
+	}
+	return out
+}
+
+// searchHolder opens a handle's index on its first search and keeps it.
+type searchHolder struct {
+	mu  sync.Mutex
+	idx *searchIndex
+}
+
+func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.idx != nil {
+		return h.idx, nil
+	}
+	idx, err := openSearchIndex(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	h.idx = idx
+	return idx, nil
+}
+
+func (h *searchHolder) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.idx != nil {
+		h.idx.close()
+		h.idx = nil
+	}
+}

@@ -1,0 +1,235 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+var (
+	gw   = store.Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
+	dash = store.Identity{Name: "node-dash", Workspace: "/srv/node-dash"}
+)
+
+// chat is a database with gw--dash: a say carrying markup and an escape,
+// and an item dash has acked and gw still has to resolve.
+func chat(t *testing.T) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	steps := []func() error{
+		func() error { _, err := db.Register(ctx, dash); return err },
+		func() error {
+			_, err := db.ChannelNew(ctx, gw, "gw--dash", "gateway <-> dashboard", []string{"node-dash"})
+			return err
+		},
+		func() error {
+			_, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: `<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>` + "\x1b[31mred"})
+			return err
+		},
+		func() error {
+			_, err := db.Ask(ctx, gw, store.AskArgs{Channel: "gw--dash", Slug: "chunk-api", Title: "Is the chunk header enum closed?", Body: "I need FRAME_AUX."})
+			return err
+		},
+		func() error { _, err := db.Ack(ctx, dash, "chunk-api", "", ""); return err },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// serve starts the page's handler on db read-only, as mcpp-chat ui does.
+func serve(t *testing.T, db string, changes Changes) (*httptest.Server, *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ts := httptest.NewUnstartedServer(nil)
+	s, err := New(r, Options{Changes: changes, Listen: ts.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s.Handler()
+	ts.Start()
+	t.Cleanup(ts.Close)
+	go s.Run(ctx)
+	return ts, s
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, string(body)
+}
+
+// Everything a message says reaches the page as text: its markup escaped,
+// its terminal escapes removed.
+func TestPageShowsMessagesAsText(t *testing.T) {
+	db := chat(t)
+	ts, _ := serve(t, db.Path(), nil)
+	code, page := get(t, ts.URL+"/")
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d\n%s", code, page)
+	}
+	for _, want := range []string{
+		`&lt;img src=x onerror=&#34;window.pwned=1&#34;&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;red`,
+		`<span class="state ack">ACK · resolve owed by mesh-gw</span>`,
+		`gateway &lt;-&gt; dashboard`,
+		`<li class="seat unread"><span class="party">node-dash</span> <span class="n">2</span> unread</li>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<script>window") || strings.Contains(page, "<img") || strings.Contains(page, "\x1b") {
+		t.Errorf("message markup or an escape reached the page raw:\n%s", page)
+	}
+}
+
+// A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) gets
+// nothing: only our own host names are answered.
+func TestPageAnswersOnlyItsOwnHostNames(t *testing.T) {
+	db := chat(t)
+	ts, _ := serve(t, db.Path(), nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/c/gw--dash", nil)
+	req.Host = "evil.example:80"
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusMisdirectedRequest || strings.Contains(string(body), "chunk") {
+		t.Fatalf("Host evil.example: %d\n%s", res.StatusCode, body)
+	}
+	res, err = http.Get(ts.URL + "/c/gw--dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("Content-Security-Policy = %q, want scripts from the page's own origin only", csp)
+	}
+}
+
+// The page works offline: nothing it loads comes from elsewhere.
+func TestPageLoadsNothingFromElsewhere(t *testing.T) {
+	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@import|url\(`)
+	err := fs.WalkDir(assets, "assets", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := assets.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if m := external.Find(data); m != nil {
+			t.Errorf("%s refers elsewhere: %s", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An open page hears "change" from the event stream after each wake-up.
+func TestEventsSayWhenSomethingChanged(t *testing.T) {
+	db := chat(t)
+	changes := &testChanges{ch: make(chan struct{})}
+	ts, _ := serve(t, db.Path(), changes)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	lines := bufio.NewScanner(res.Body)
+	next := func(want string) {
+		t.Helper()
+		for lines.Scan() {
+			if lines.Text() == want {
+				return
+			}
+		}
+		t.Fatalf("the stream ended before %q: %v", want, lines.Err())
+	}
+	next("event: ready")
+	changes.change()
+	next("event: change")
+}
+
+// A wrong channel name is the person's to fix: a sentence, not a crash.
+func TestUnknownChannelIsASentence(t *testing.T) {
+	db := chat(t)
+	ts, _ := serve(t, db.Path(), nil)
+	code, page := get(t, ts.URL+"/c/nope")
+	if code != http.StatusBadRequest || !strings.Contains(page, `class="problem"`) {
+		t.Fatalf("GET /c/nope = %d\n%s", code, page)
+	}
+}
+
+// Earlier rows are a link away; the link carries the archived flag and
+// the seq to go on from.
+func TestEarlierLink(t *testing.T) {
+	if got := channelURL("gw dash", true, 42); got != "/c/gw%20dash?archived=1&before=42" {
+		t.Errorf("channelURL = %q", got)
+	}
+	if got := channelURL("gw--dash", false, 0); got != "/c/gw--dash" {
+		t.Errorf("channelURL = %q", got)
+	}
+}
+
+// testChanges is a watcher whose changes the test makes.
+type testChanges struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (c *testChanges) Next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+func (c *testChanges) change() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.ch)
+	c.ch = make(chan struct{})
+}

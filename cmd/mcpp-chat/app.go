@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -43,6 +44,12 @@ func (in install) identity() store.Identity {
 	return store.Identity{Name: in.party.Name, Workspace: in.party.Root, OSUser: config.OSUser(in.env)}
 }
 
+// open opens (creating if needed) the database for writing, with the
+// configured busy timeout.
+func (in install) open(ctx context.Context) (*store.DB, error) {
+	return store.OpenWith(ctx, in.paths.DB, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+}
+
 // newLog is a command's logger: warnings and failures, on stderr, which
 // an MCP client keeps as the server's log.
 func newLog(stderr io.Writer) *slog.Logger {
@@ -56,7 +63,7 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, in.paths.DB)
+	db, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +75,15 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
+	// Shared by every chat_wait; it starts watching at the first.
+	changes, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { changes.Close() })
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
-		Log: log, Changed: waitForChanges(ctx, in.paths)}, nil
+		Log: log, Changes: changes}, nil
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

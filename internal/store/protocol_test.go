@@ -25,7 +25,12 @@ var (
 
 func openTest(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
+	return openTestWith(t, Options{})
+}
+
+func openTestWith(t *testing.T, o Options) *DB {
+	t.Helper()
+	db, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "chat.db"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +41,12 @@ func openTest(t *testing.T) *DB {
 // world seats mesh-gw and node-dash in gw--dash (and registers fw-core).
 func world(t *testing.T) *DB {
 	t.Helper()
-	db := openTest(t)
+	return worldWith(t, Options{})
+}
+
+func worldWith(t *testing.T, o Options) *DB {
+	t.Helper()
+	db := openTestWith(t, o)
 	ctx := context.Background()
 	for _, id := range []Identity{gw, dash, fw} {
 		must(t)(db.Register(ctx, id))

@@ -16,7 +16,7 @@ CLAUDE_CODE_VERSION ?= 2.1.332
 CODEX_VERSION       ?= 0.171.0
 E2E_DIR             := .cache/e2e
 
-.PHONY: build test race bench check clean install e2e-clients
+.PHONY: build test short race bench check clean install e2e-clients
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
@@ -32,6 +32,12 @@ test: build
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || echo "make test: the PostgreSQL suite was not run (skipped): no PostgreSQL server binaries — install Debian's postgresql package"
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || echo "make test: skipping the mcpp host test (tests/test_mcpp_host.py): $(PYTHON) has no PyYAML — install python3-yaml or run pip install pyyaml"
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
+
+# The edit loop: the unit tests without the end-to-end ones (they build and
+# drive the binaries) and without the slowest, each skip saying why; about
+# 15 s on 2 cores. `make test` runs everything.
+short:
+	$(GO) test -short -count=1 ./...
 
 # The race detector over every test, the binaries the end-to-end tests
 # drive included (tests/ builds them with -race under -race). Not part of

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -81,27 +82,32 @@ func TestStateKeptPerSessionAndParty(t *testing.T) {
 	}
 }
 
+// Concurrent hooks take turns at the session record: no update is lost.
+// In fake time (synctest) the lock's polling and its 200 ms limit follow
+// the updates' own pace, not the machine's load.
 func TestStateLockSerialisesHooks(t *testing.T) {
-	dir := t.TempDir()
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			UpdateState(ctx, dir, "s", "/a", func(st *State) {
-				n := len(st.Told)
-				time.Sleep(time.Millisecond)
-				st.Told = append(st.Told[:n:n], "k")
-			})
-		}()
-	}
-	wg.Wait()
-	var got int
-	UpdateState(ctx, dir, "s", "/a", func(st *State) { got = len(st.Told) })
-	if got != 20 {
-		t.Fatalf("%d of 20 concurrent updates survived", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				UpdateState(ctx, dir, "s", "/a", func(st *State) {
+					n := len(st.Told)
+					time.Sleep(time.Millisecond)
+					st.Told = append(st.Told[:n:n], "k")
+				})
+			}()
+		}
+		wg.Wait()
+		var got int
+		UpdateState(ctx, dir, "s", "/a", func(st *State) { got = len(st.Told) })
+		if got != 20 {
+			t.Fatalf("%d of 20 concurrent updates survived", got)
+		}
+	})
 }
 
 func TestNewerClaimWins(t *testing.T) {

@@ -54,20 +54,32 @@ func runWaiter(ctx context.Context, o Options) int {
 
 	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, db: paths.DB}
 	session := watchSession(o.Env)
+	recheck := time.NewTicker(recheckEvery)
+	defer recheck.Stop()
 	for {
+		changed := w.Next() // before the look: a change during it is not missed
 		if reason, ok := look.check(ctx); ok {
 			fmt.Fprintln(o.Stderr, reason)
 			return ExitWake
 		}
-		for {
-			tick, stop := context.WithTimeout(ctx, recheckEvery)
-			err := w.Changed(tick)
-			stop()
-			if ctx.Err() != nil || errors.Is(err, wake.ErrClosed) || c.lost() || session.gone() {
-				return ExitOK
-			}
-			if err == nil {
-				break // something changed (the watcher also looks again shortly after a -wal write)
+		if !waitForChange(ctx, changed, recheck.C, func() bool { return c.lost() || session.gone() }) {
+			return ExitOK
+		}
+	}
+}
+
+// waitForChange waits until changed closes (true), or ctx ends or ended
+// says so, at a change or a recheck (false).
+func waitForChange(ctx context.Context, changed <-chan struct{}, recheck <-chan time.Time, ended func() bool) bool {
+	for {
+		select {
+		case <-changed:
+			return !ended()
+		case <-ctx.Done():
+			return false
+		case <-recheck:
+			if ended() {
+				return false
 			}
 		}
 	}

@@ -177,9 +177,7 @@ func TestDailyBackupThroughTheBinary(t *testing.T) {
 
 	// daily_backup: false makes no copy.
 	w3 := newWorld(t)
-	cfg := filepath.Join(w3.dir, "config.yaml")
-	writeFile(t, cfg, "storage:\n  daily_backup: false\n")
-	w3.env = append(w3.env, "MCPP_CHAT_CONFIG="+cfg)
+	w3.configure("storage:\n  daily_backup: false\n")
 	w3.mustCall(w3.repo("mesh-gw"), "chat_whoami", nil, nil)
 	if fileExistsT(filepath.Join(filepath.Dir(w3.db), ".backups")) {
 		t.Fatal("daily_backup: false still made a backup folder")

@@ -20,6 +20,7 @@ const recordFlag = "github.com/mcpp/mcpp-chat/internal/config.BuildCheckout"
 // database, like the checkout's bin/: a copy that found its own would be
 // a second, silent chat that no session in the checkout ever reads.
 func TestInstalledCopyUsesTheCheckoutsDatabase(t *testing.T) {
+	skipShort(t)
 	makefile, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
 	if err != nil {
 		t.Fatal(err)

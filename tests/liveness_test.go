@@ -2,9 +2,11 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,9 +329,8 @@ func TestTickSeenByPollingLoop(t *testing.T) {
 	loop.Env = append(os.Environ(), "TICK="+liveTickPath(w))
 	lines := lineReader(t, loop)
 	t.Cleanup(func() { loop.Process.Kill(); loop.Wait() })
-	time.Sleep(300 * time.Millisecond) // let it read the current line first
-	// A loop that started slower than that took the first say as its
-	// current line, and prints the next one.
+	// A loop that started after the first say took it as its current
+	// line, and prints the next one.
 	for said := 1; said <= 3; said++ {
 		w.mustCall(alpha, "chat_say", map[string]any{"text": "polled"}, nil)
 		l, ok := nextLine(lines, 3*time.Second)
@@ -484,11 +485,7 @@ func TestWaitClamps(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
 			if c.config != "" {
-				path := filepath.Join(w.dir, "config.yaml")
-				if err := os.WriteFile(path, []byte(c.config), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				w.env = append(w.env, "MCPP_CHAT_CONFIG="+path)
+				w.configure(c.config)
 			}
 			var extra []string
 			if c.env != "" {
@@ -507,9 +504,14 @@ func TestWaitClamps(t *testing.T) {
 	}
 }
 
+// TestWaitSendsProgress: a wait whose request carries a progress token
+// sends progress notifications through the transport (every
+// chat.wait_progress_ms, short here; the interval itself is
+// TestWaitProgressEveryInterval's).
 func TestWaitSendsProgress(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	w.configure("chat:\n  wait_progress_ms: 100\n")
 	var mu sync.Mutex
 	var progress []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, &mcp.ClientOptions{
@@ -520,7 +522,7 @@ func TestWaitSendsProgress(t *testing.T) {
 		},
 	})
 	s := liveConnect(t, w, w.repo("alpha"), client, nil)
-	params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 7}}
+	params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 1}}
 	params.SetProgressToken("wait-1")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -530,7 +532,7 @@ func TestWaitSendsProgress(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(progress) == 0 {
-		t.Fatal("a 7 s wait with a progress token sent no progress notification")
+		t.Fatal("a 1 s wait with a progress token and progress every 100 ms sent no progress notification")
 	}
 }
 
@@ -625,12 +627,15 @@ func (t *liveTap) find(list *[]liveTapped, ok func(jsonrpc.Message) bool, d time
 func TestWaitCancelled(t *testing.T) {
 	t.Parallel()
 	w, alpha, _ := liveWorld(t)
+	w.configure("chat:\n  wait_progress_ms: 50\n") // its first progress says the wait is under way
 	tap := &liveTap{}
 	s := liveConnect(t, w, alpha, mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, nil), tap)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 20}})
+		params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 20}}
+		params.SetProgressToken("wait-1")
+		_, err := s.CallTool(ctx, params)
 		errc <- err
 	}()
 	call, ok := tap.find(&tap.toServer, func(m jsonrpc.Message) bool {
@@ -641,7 +646,12 @@ func TestWaitCancelled(t *testing.T) {
 		t.Fatal("the wait was never sent")
 	}
 	id := call.msg.(*jsonrpc.Request).ID
-	time.Sleep(500 * time.Millisecond) // the server is waiting now
+	if _, ok := tap.find(&tap.fromSrv, func(m jsonrpc.Message) bool {
+		r, ok := m.(*jsonrpc.Request)
+		return ok && r.Method == "notifications/progress"
+	}, liveGenerous); !ok {
+		t.Fatal("the wait never said it was under way")
+	}
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("the cancelled call returned no error")
@@ -692,7 +702,8 @@ func startWatch(t *testing.T, w *world, dir string, args ...string) (*exec.Cmd, 
 	cmd := exec.Command(chatBin, append([]string{"watch"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = w.env
-	cmd.Stderr = os.Stderr
+	banner := &firstLine{out: os.Stderr, seen: make(chan struct{})}
+	cmd.Stderr = banner
 	lines := lineReader(t, cmd)
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -700,7 +711,30 @@ func startWatch(t *testing.T, w *world, dir string, args ...string) (*exec.Cmd, 
 			cmd.Wait()
 		}
 	})
+	// The banner comes once the watch notes where things are: every
+	// change after it is reported.
+	select {
+	case <-banner.seen:
+	case <-time.After(liveGenerous):
+		t.Fatal("the watch printed no banner on stderr")
+	}
 	return cmd, lines
+}
+
+// firstLine passes what is written to out, and closes seen once a whole
+// line has gone through.
+type firstLine struct {
+	out  io.Writer
+	seen chan struct{}
+	once sync.Once
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	n, err := f.out.Write(p)
+	if bytes.IndexByte(p, '\n') >= 0 {
+		f.once.Do(func() { close(f.seen) })
+	}
+	return n, err
 }
 
 // primeWatch writes from dir until the watch prints a line containing
@@ -728,7 +762,6 @@ func TestWatchMine(t *testing.T) {
 	alpha, beta, gamma := w.repo("alpha"), w.repo("beta"), w.repo("gamma")
 	// Started before the database exists: it waits for it.
 	watch, lines := startWatch(t, w, alpha, "--mine")
-	time.Sleep(300 * time.Millisecond)
 	w.mustCall(beta, "chat_whoami", nil, nil)
 	w.mustCall(gamma, "chat_whoami", nil, nil)
 	w.mustCall(alpha, "chat_channel_new", map[string]any{"name": "ops", "parties": []string{"beta"}}, nil)
@@ -762,7 +795,6 @@ func TestWatchPrintsTickLines(t *testing.T) {
 	w := newWorld(t)
 	alpha, beta := w.repo("alpha"), w.repo("beta")
 	watch, lines := startWatch(t, w, alpha)
-	time.Sleep(300 * time.Millisecond)
 	w.mustCall(beta, "chat_whoami", nil, nil)
 	w.mustCall(alpha, "chat_channel_new", map[string]any{"name": "ops", "parties": []string{"beta"}}, nil)
 	primeWatch(t, w, alpha, lines)
@@ -787,7 +819,6 @@ func TestWatchExec(t *testing.T) {
 	w, alpha, beta := liveWorld(t)
 	out := filepath.Join(t.TempDir(), "events")
 	watch, lines := startWatch(t, w, alpha, "--exec", `printf '%s\n' "$MCPP_CHAT_EVENT" >> "`+out+`"`)
-	time.Sleep(500 * time.Millisecond)
 	for i := range 10 {
 		w.mustCall(beta, "chat_say", map[string]any{"text": fmt.Sprintf("event %d", i)}, nil)
 		deadline := time.Now().Add(2 * time.Second)

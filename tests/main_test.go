@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,21 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// The edit loop: the tests that need no binary run; newWorld skips
+		// the others, each saying why.
+		os.Exit(m.Run())
+	}
 	os.Exit(buildAndRun(m))
+}
+
+// skipShort skips an end-to-end test under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end: builds and drives the binaries as processes (seconds each); run without -short")
+	}
 }
 
 func buildAndRun(m *testing.M) int {
@@ -114,6 +129,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	skipShort(t)
 	dir := t.TempDir()
 	w := &world{t: t, dir: dir, db: filepath.Join(dir, "data", "chat.db"), home: filepath.Join(dir, "home")}
 	if err := os.MkdirAll(w.home, 0o700); err != nil {
@@ -128,6 +144,16 @@ func newWorld(t *testing.T) *world {
 		"XDG_CACHE_HOME="+filepath.Join(w.home, ".cache"),
 	)
 	return w
+}
+
+// configure gives the world's processes a config file with the given YAML.
+func (w *world) configure(yaml string) {
+	w.t.Helper()
+	path := filepath.Join(w.dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	w.env = append(w.env, "MCPP_CHAT_CONFIG="+path)
 }
 
 // repo makes a git repository folder (a .git directory is enough for

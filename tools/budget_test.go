@@ -42,12 +42,12 @@ func budgetService(t testing.TB, count, size int) (*Service, store.SeedReport) {
 }
 
 func TestEveryAnswerFitsTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds databases of up to 100,000 rows and calls every tool on each (a minute or two); run without -short")
+	}
 	for _, count := range []int{10, 1000, 100000} {
 		for _, size := range []int{10, 2048, 65536} {
 			t.Run(fmt.Sprintf("%d×%d", count, size), func(t *testing.T) {
-				if count == 100000 && testing.Short() {
-					t.Skip("seeds 100,000 rows")
-				}
 				s, report := budgetService(t, count, size)
 				ch := report.ReaderChannels[0]
 				for _, c := range []struct{ tool, args string }{
@@ -432,6 +432,9 @@ func TestInboxPagesShowEveryItemOnce(t *testing.T) {
 
 // Known parties and channels page the same way, long abouts shortened.
 func TestWhoamiAndChannelListPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("registers 150 parties with 6 KB abouts (seconds); run without -short")
+	}
 	p := newPair(t)
 	about := strings.Repeat("a long description of this repository ", 160) // 6 KB
 	for i := range 150 {

@@ -101,7 +101,7 @@ func openFixtureCopy(t *testing.T) *store.DB {
 func openFixtureOnPostgres(t *testing.T) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	to, err := store.OpenPostgres(ctx, pgtest.URL(t))
+	to, err := store.OpenPostgres(ctx, pgtest.URL(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
 )
@@ -169,9 +170,6 @@ type WaitResult struct {
 	WaitedSeconds float64 `json:"waited_seconds"`
 }
 
-// progressEvery keeps a host's idle timer from firing during a wait.
-const progressEvery = 5 * time.Second
-
 type waitArgs struct {
 	Seconds *int   `json:"seconds"`
 	Channel string `json:"channel"`
@@ -203,6 +201,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	stopProgress := s.keepAlive(ctx, start, seconds)
 	defer stopProgress()
 	for {
+		changed := s.nextChange()
 		in, err := s.DB.Inbox(ctx, s.Me)
 		if err != nil {
 			return Result{}, err
@@ -220,25 +219,14 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 			}, s.listBudget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
-		if err := s.changed(until); err != nil {
+		select {
+		case <-changed:
+		case <-until.Done():
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err() // cancelled by the client: stop at once
 			}
-			if until.Err() == nil {
-				// The watcher failed: poll rather than spin until the deadline.
-				pollWait(until)
-			}
+			// Time is up (or the client closed stdin): one last look.
 		}
-	}
-}
-
-// pollWait sleeps one poll interval or until ctx ends.
-func pollWait(ctx context.Context) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
@@ -283,8 +271,18 @@ func renderWait(r WaitResult, seconds int) string {
 	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)
 }
 
-// keepAlive sends a progress notification every few seconds while a wait
-// runs, when the client asked for progress.
+// progressEvery is chat.wait_progress_ms, or its default for a Service
+// built without a loaded config.
+func (s *Service) progressEvery() time.Duration {
+	if every := s.Config.WaitProgress(); every > 0 {
+		return every
+	}
+	return config.Defaults().WaitProgress()
+}
+
+// keepAlive sends a progress notification every chat.wait_progress_ms
+// while a wait runs, when the client asked for progress, so that the
+// host's idle timer does not fire during the wait.
 func (s *Service) keepAlive(ctx context.Context, start time.Time, seconds int) func() {
 	notify := progressFrom(ctx)
 	if notify == nil {
@@ -292,7 +290,7 @@ func (s *Service) keepAlive(ctx context.Context, start time.Time, seconds int) f
 	}
 	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(progressEvery)
+		tick := time.NewTicker(s.progressEvery())
 		defer tick.Stop()
 		for {
 			select {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -29,9 +28,11 @@ type Service struct {
 	PartyName string
 	// Env reads MCPP_TIMEOUT_SECONDS for chat_wait's clamp.
 	Env config.Env
-	// Changed blocks until the database may have changed or ctx ends.
-	// nil means poll once a second.
-	Changed func(ctx context.Context) error
+	// Changes tells chat_wait when the database may have changed: Next
+	// returns a channel closed at the next change (a wake.Watcher, which
+	// also polls where notifications do not reach). nil: chat_wait looks
+	// when it starts and when its time is up, not in between.
+	Changes interface{ Next() <-chan struct{} }
 	// Log receives what the agent is not shown: a failure inside the
 	// server, in full. nil means slog's default logger (stderr).
 	Log *slog.Logger
@@ -243,15 +244,11 @@ func (s *Service) waitBounds() int {
 	return max(limit, 1)
 }
 
-// changed waits for a possible change, by notification or by polling.
-func (s *Service) changed(ctx context.Context) error {
-	if s.Changed != nil {
-		return s.Changed(ctx)
+// nextChange is a channel closed at the next change of the database,
+// taken before a look so that a change during the look is not missed.
+func (s *Service) nextChange() <-chan struct{} {
+	if s.Changes == nil {
+		return nil // never closes
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Second):
-		return nil
-	}
+	return s.Changes.Next()
 }

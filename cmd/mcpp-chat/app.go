@@ -10,7 +10,9 @@ import (
 	"os"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/listen"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -43,6 +45,17 @@ func (in install) identity() store.Identity {
 	return store.Identity{Name: in.party.Name, Workspace: in.party.Root, OSUser: config.OSUser(in.env)}
 }
 
+// open opens the install's store for writing, with the configured busy
+// timeout: the database file (made if needed), or the team store on
+// PostgreSQL.
+func (in install) open(ctx context.Context) (*store.DB, error) {
+	o := store.Options{BusyTimeout: in.cfg.BusyTimeout()}
+	if in.onPostgres() {
+		return store.OpenPostgres(ctx, in.paths.Store, o)
+	}
+	return store.OpenWith(ctx, in.paths.DB, o)
+}
+
 // newLog is a command's logger: warnings and failures, on stderr, which
 // an MCP client keeps as the server's log.
 func newLog(stderr io.Writer) *slog.Logger {
@@ -56,7 +69,7 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if err != nil {
 		return nil, err
 	}
-	db, err := in.openStore(ctx)
+	db, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -68,24 +81,30 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
-	changed := waitForChanges(ctx, in.paths)
-	if in.onPostgres() {
-		changed = pollOnce
+	changes, err := in.changes()
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
+	context.AfterFunc(ctx, func() { changes.Close() })
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
-		Log: log, Changed: changed}, nil
+		Log: log, Changes: changes}, nil
 }
 
 // onPostgres reports an install whose store is a team store on PostgreSQL.
 func (in install) onPostgres() bool { return config.IsPostgres(in.paths.Store) }
 
-// openStore opens the install's store for writing: the database file, or
-// the team store on PostgreSQL.
-func (in install) openStore(ctx context.Context) (*store.DB, error) {
+// changes is what wakes the service's chat_wait: the watcher of the
+// database's files, or a team store's notifications. It starts at the
+// first wait.
+func (in install) changes() (interface {
+	Next() <-chan struct{}
+	Close() error
+}, error) {
 	if in.onPostgres() {
-		return store.OpenPostgres(ctx, in.paths.Store)
+		return listen.New(in.paths.Store), nil
 	}
-	return store.Open(ctx, in.paths.DB)
+	return wake.Watch(in.paths.DB, in.paths.Tick)
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

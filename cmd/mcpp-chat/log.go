@@ -119,6 +119,10 @@ func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
 // hint ends the sentence when there is none.
 func openWhenThere(ctx context.Context, path string, w *wake.Watcher, hint string) (*store.ReadOnly, error) {
 	for {
+		var next <-chan struct{}
+		if w != nil {
+			next = w.Next() // before the look, so a database made during it wakes us
+		}
 		r, err := store.OpenReadOnly(ctx, path)
 		if !errors.Is(err, store.ErrNoDatabase) || w == nil {
 			if errors.Is(err, store.ErrNoDatabase) {
@@ -126,8 +130,10 @@ func openWhenThere(ctx context.Context, path string, w *wake.Watcher, hint strin
 			}
 			return r, err
 		}
-		if err := w.Changed(ctx); err != nil {
-			return nil, err
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -190,10 +196,14 @@ func writeChannel(ctx context.Context, r *store.ReadOnly, name string, a logArgs
 // --all, in channels made later too), after each wake-up like watch's.
 func followLog(ctx context.Context, w *wake.Watcher, r *store.ReadOnly, in install, a logArgs, last map[string]int64, out io.Writer) error {
 	shown := ""
+	next := w.Next()
 	for {
-		if err := w.Changed(ctx); err != nil {
-			return err
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+		next = w.Next() // before the look, so a message during it wakes us again
 		chans := make([]string, 0, len(last))
 		for name := range last {
 			chans = append(chans, name)

@@ -86,7 +86,7 @@ func openExisting(ctx context.Context, getenv func(string) string, stderr io.Wri
 		fmt.Fprintf(stderr, "mcpp-chat parties: there is no chat database at %s — no session has made a call yet, or MCPP_CHAT_DB names another file\n", in.paths.DB)
 		return nil, in, false
 	}
-	db, err := in.openStore(ctx)
+	db, err := in.open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", err)
 		return nil, in, false

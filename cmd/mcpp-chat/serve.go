@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -44,23 +43,25 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 	go func() {
 		served <- tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout, func() { close(stdinEnded) }))
 	}()
-	if err := awaitEnd(ctx, served, stdinEnded); err != nil {
+	if err := awaitEnd(ctx, served, stdinEnded, answerGrace(in.cfg.BusyTimeout())); err != nil {
 		log.Warn("server stopped", "err", err)
 	}
 	return exitOK
 }
 
 // answerGrace is how long, once stdin has ended, the answers still due may
-// take to be written: every call ends within BusyTimeout, and chat_wait
-// answers at once.
-const answerGrace = store.BusyTimeout + 5*time.Second
+// take to be written: every call ends within the busy timeout, and
+// chat_wait answers at once.
+func answerGrace(busyTimeout time.Duration) time.Duration {
+	return busyTimeout + 5*time.Second
+}
 
 // awaitEnd waits for the session to end. A client that stopped reading
 // leaves the answers' writes blocked in the kernel, where nothing can end
 // them, and the session would wait for them forever: after a signal
 // (stopGrace) or the end of stdin (answerGrace) serve stops waiting,
 // closes the database and exits.
-func awaitEnd(ctx context.Context, served <-chan error, stdinEnded <-chan struct{}) error {
+func awaitEnd(ctx context.Context, served <-chan error, stdinEnded <-chan struct{}, answerGrace time.Duration) error {
 	var grace <-chan time.Time
 	signalled := ctx.Done()
 	for {

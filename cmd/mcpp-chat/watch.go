@@ -50,6 +50,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		return exitError
 	}
 	defer w.Close()
+	changed := w.Next() // before src.start: every change after it shows
 	var src changeSource = &tickSource{path: in.paths.Tick}
 	var db *dbSource
 	if *mine || in.paths.Tick == "" {
@@ -75,7 +76,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 			return nil
 		}
 	}
-	return follow(ctx, w, src, startErr, emit, stderr)
+	return follow(ctx, w, changed, src, startErr, emit, stderr)
 }
 
 // watchBanner says what the watch follows: on stderr, the first line a
@@ -108,9 +109,9 @@ type changeSource interface {
 	next(ctx context.Context) ([]string, error)
 }
 
-// follow reports src's lines after each change; started is what src.start
-// said.
-func follow(ctx context.Context, w *wake.Watcher, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
+// follow reports src's lines after each change, from the one changed
+// reports on; started is what src.start said.
+func follow(ctx context.Context, w *wake.Watcher, changed <-chan struct{}, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
 	lastErr := ""
 	report := func(err error) {
 		// A database mid-creation or busy is normal; say each new trouble once.
@@ -121,13 +122,12 @@ func follow(ctx context.Context, w *wake.Watcher, src changeSource, started erro
 	}
 	report(started)
 	for {
-		if err := w.Changed(ctx); err != nil {
-			if ctx.Err() != nil {
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
-			return exitError
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return exitOK
 		}
+		changed = w.Next()
 		lines, err := src.next(ctx)
 		report(err)
 		for _, line := range lines {

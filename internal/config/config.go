@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -27,12 +28,14 @@ type Config struct {
 		TickFile       string `yaml:"tick_file"`
 		MaxBodyBytes   int    `yaml:"max_body_bytes"`
 		AnswerBudget   int    `yaml:"answer_budget_chars"`
+		WaitProgressMS int    `yaml:"wait_progress_ms"`
 	} `yaml:"chat"`
 	Storage struct {
 		URL              string `yaml:"url"`
 		DBPath           string `yaml:"db_path"`
 		DailyBackup      bool   `yaml:"daily_backup"`
 		BackupRetainDays int    `yaml:"backup_retain_days"`
+		BusyTimeoutMS    int    `yaml:"busy_timeout_ms"`
 	} `yaml:"storage"`
 }
 
@@ -50,9 +53,11 @@ func Defaults() Config {
 	c.Chat.MaxBodyBytes = 65536
 	c.Chat.AnswerBudget = 32000
 	c.Storage.URL = ""
+	c.Chat.WaitProgressMS = 5000
 	c.Storage.DBPath = ""
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
+	c.Storage.BusyTimeoutMS = 5000
 	return c
 }
 
@@ -152,8 +157,22 @@ func (c Config) validate() error {
 		return fmt.Errorf("chat.answer_budget_chars is %d — set it to %d or more", c.Chat.AnswerBudget, MinAnswerBudget)
 	case c.Storage.BackupRetainDays < 1:
 		return fmt.Errorf("storage.backup_retain_days is %d — set it to 1 or more", c.Storage.BackupRetainDays)
+	case c.Chat.WaitProgressMS < 1:
+		return fmt.Errorf("chat.wait_progress_ms is %d — set it to 1 or more", c.Chat.WaitProgressMS)
+	case c.Storage.BusyTimeoutMS < 1:
+		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
 	}
 	return nil
+}
+
+// WaitProgress is chat.wait_progress_ms as a duration.
+func (c Config) WaitProgress() time.Duration {
+	return time.Duration(c.Chat.WaitProgressMS) * time.Millisecond
+}
+
+// BusyTimeout is storage.busy_timeout_ms as a duration.
+func (c Config) BusyTimeout() time.Duration {
+	return time.Duration(c.Storage.BusyTimeoutMS) * time.Millisecond
 }
 
 // Load reads the config file at path; a missing file means the defaults.

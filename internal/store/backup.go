@@ -32,7 +32,6 @@ type dailyBackup struct {
 	dir     string
 	retain  int
 	onError func(error)
-	now     func() time.Time
 
 	mu      sync.Mutex
 	day     string // the last day this process made or found a backup
@@ -44,7 +43,7 @@ type dailyBackup struct {
 // background if not, keeping the newest retainDays copies. A failed backup is
 // reported to onError and never fails a call. Close waits for a running copy.
 func (d *DB) DailyBackup(dir string, retainDays int, onError func(error)) {
-	d.backup = &dailyBackup{dir: dir, retain: retainDays, onError: onError, now: time.Now}
+	d.backup = &dailyBackup{dir: dir, retain: retainDays, onError: onError}
 }
 
 // afterCommit starts today's backup if this process has not seen it yet.
@@ -54,7 +53,7 @@ func (d *DB) afterCommit() {
 	if b == nil {
 		return
 	}
-	now := b.now()
+	now := d.clock()
 	day := now.Format(backupDay)
 	b.mu.Lock()
 	if b.day == day {

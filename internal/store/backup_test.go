@@ -225,7 +225,7 @@ func TestDailyBackupOncePerDayAndNeverFailsACall(t *testing.T) {
 		mu.Unlock()
 	})
 	clock := time.Date(2026, 3, 5, 23, 59, 0, 0, time.Local)
-	db.backup.now = func() time.Time { return clock }
+	db.clock = func() time.Time { return clock }
 	say := func() {
 		t.Helper()
 		if _, err := db.Say(ctx, a, SayArgs{Text: "x", Channel: "c"}); err != nil {
@@ -262,7 +262,6 @@ func TestDailyBackupOncePerDayAndNeverFailsACall(t *testing.T) {
 		failures = append(failures, err)
 		mu.Unlock()
 	})
-	db.backup.now = func() time.Time { return clock }
 	say()
 	say()
 	mu.Lock()

@@ -21,13 +21,28 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 )
 
-// BusyTimeout is how long a call waits for another process's write lock
-// before it gives up with a retryable error.
-const BusyTimeout = 5 * time.Second
+// DefaultBusyTimeout is how long a call waits for its turn to write before
+// it gives up with a retryable error, unless Options.BusyTimeout says
+// otherwise.
+const DefaultBusyTimeout = 5 * time.Second
 
-// ErrBusy reports that another process held the write lock for longer than
-// BusyTimeout. The call wrote nothing and can be retried.
-var ErrBusy = fmt.Errorf("the chat database is busy: another process has held its write lock for %v — nothing was written; retry the call in a few seconds", BusyTimeout)
+// ErrBusy matches (errors.Is) the error of a call that waited its whole
+// busy timeout for another process's write lock. The call wrote nothing
+// and can be retried. The error's text names the timeout the call had.
+var ErrBusy error = busyError{DefaultBusyTimeout}
+
+// busyError is ErrBusy for a call that waited the given time.
+type busyError struct{ waited time.Duration }
+
+func (e busyError) Error() string {
+	return fmt.Sprintf("the chat database is busy: another process has held its write lock for %v — nothing was written; retry the call in a few seconds", e.waited)
+}
+
+// Is makes every busyError ErrBusy, whatever time it names.
+func (busyError) Is(target error) bool {
+	_, ok := target.(busyError)
+	return ok
+}
 
 // Change describes the newest row a committed call touched: what the tick
 // file and watchers report.
@@ -71,15 +86,46 @@ type DB struct {
 	opened os.FileInfo
 	// pg is the PostgreSQL engine of a team store; nil for SQLite.
 	pg *postgres
+	// busyTimeout and clock are Options'.
+	busyTimeout time.Duration
+	clock       func() time.Time
 	// search is the full-text index beside the database, opened by the
 	// first search (search.go).
 	search searchHolder
 }
 
-// Open opens (creating if needed) the database at path and brings its schema
-// up to date. A file that is not a chat database, or one written by a newer
-// edition, is refused without writing a byte.
+// Options tune a handle; the zero value means the defaults.
+type Options struct {
+	// BusyTimeout bounds all the waiting of one call for its turn to
+	// write — this process's writer slot, the writers' queue, SQLite's
+	// lock — and Open's wait for a new file's switch to WAL. 0 means
+	// DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Clock is the time the store writes: the rows' times and a backup's
+	// day. nil means time.Now. Waiting always goes by the real clock.
+	Clock func() time.Time
+}
+
+func (o Options) orDefaults() Options {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// Open opens (creating if needed) the database at path with the default
+// Options and brings its schema up to date. A file that is not a chat
+// database, or one written by a newer edition, is refused without writing
+// a byte.
 func Open(ctx context.Context, path string) (*DB, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("resolve database path: %w", err)
@@ -87,12 +133,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := createOwnerOnly(path); err != nil {
 		return nil, err
 	}
-	db, err := driver.Open(dsn(path, false), setUpConn)
+	o = o.orDefaults()
+	db, err := driver.Open(dsn(path, false), func(c *sqlite3.Conn) error { return setUpConn(c, o.BusyTimeout) })
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	d := &DB{sql: db, path: path, writer: make(chan struct{}, 1), queue: newWriterQueue(path),
-		notify: notifier{delay: notifyDelay}}
+		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}
 	if err := d.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -128,7 +175,7 @@ func (d *DB) Path() string { return d.path }
 // handle.
 func (d *DB) Close() error {
 	d.waitBackup()
-	d.notify.wait()
+	d.notify.flush()
 	d.search.close()
 	d.stmts.close()
 	if d.queue != nil {
@@ -139,7 +186,7 @@ func (d *DB) Close() error {
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", DefaultBusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	if readOnly {
 		q.Set("mode", "ro")
@@ -180,6 +227,9 @@ func isBusy(err error) bool {
 func (d *DB) describe(err error) error {
 	if d.pg != nil {
 		return d.pg.describe(err)
+	}
+	if isBusy(err) {
+		return busyError{d.busyTimeout}
 	}
 	return describe(d.path, err)
 }
@@ -299,7 +349,7 @@ func (t *tx) touch(channel string, seq int64, author string) {
 }
 
 // The write path. A call that writes waits, in this order, and within one
-// deadline, BusyTimeout from its start:
+// deadline, the busy timeout (Options.BusyTimeout) from its start:
 //
 //  1. its turn in this process (lockWriter on DB.writer): one write
 //     transaction of the process at a time, the others asleep, not polling;
@@ -334,20 +384,20 @@ func (t *tx) touch(channel string, seq int64, author string) {
 // update runs fn in one BEGIN IMMEDIATE transaction: the write lock is taken
 // up front so that the transaction never has to be retried half-way.
 func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
-	return d.run(ctx, true, time.Now().Add(BusyTimeout), fn)
+	return d.run(ctx, true, time.Now().Add(d.busyTimeout), fn)
 }
 
 // view runs fn in a deferred transaction: it reads without the write lock and
 // takes it only if fn writes. If the upgrade to a writer fails because
 // another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE,
-// within the same BusyTimeout.
+// within the same busy timeout.
 func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
 	if d.pg != nil {
 		// Nearly every view writes (a cursor, last_seen, the sweep), and
 		// PostgreSQL has no deferred upgrade to the write lock: take it.
 		return d.update(ctx, fn)
 	}
-	deadline := time.Now().Add(BusyTimeout)
+	deadline := time.Now().Add(d.busyTimeout)
 	err := d.run(ctx, false, deadline, fn)
 	if isBusy(err) || errors.Is(err, ErrBusy) {
 		return d.run(ctx, true, deadline, fn)
@@ -357,6 +407,9 @@ func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
 
 func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) error {
 	changed, err := d.attempt(ctx, immediate, deadline, fn)
+	if errors.Is(err, ErrBusy) {
+		err = busyError{d.busyTimeout} // the time this call had, not the default
+	}
 	if err == nil && changed != nil && d.OnCommit != nil {
 		d.notify.post(*changed, d.OnCommit)
 	}
@@ -404,12 +457,12 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 }
 
 // setUpConn prepares every new read-write connection: stable query plans,
-// and SQLite's lock waits bounded by the call's deadline.
-func setUpConn(c *sqlite3.Conn) error {
+// and SQLite's lock waits bounded by the call's deadline, or busyTimeout.
+func setUpConn(c *sqlite3.Conn, busyTimeout time.Duration) error {
 	if err := stablePlans(c); err != nil {
 		return err
 	}
-	return c.BusyHandler(waitForLock())
+	return c.BusyHandler(waitForLock(busyTimeout))
 }
 
 type lockDeadlineKey struct{}
@@ -425,8 +478,9 @@ func withLockDeadline(ctx context.Context, deadline time.Time) context.Context {
 // all its waiting — its turn in this process, the writers' queue, SQLite's
 // lock — so a call that queued 4 s in the process waits at most 1 s more
 // here; SQLite's own busy_timeout would start 5 s afresh. Without a
-// deadline in the context it allows BusyTimeout from the first retry.
-func waitForLock() func(ctx context.Context, count int) bool {
+// deadline in the context (a migration, a backup) it allows busyTimeout
+// from the first retry.
+func waitForLock(busyTimeout time.Duration) func(ctx context.Context, count int) bool {
 	var first time.Time // the handler belongs to one connection, used by one call at a time
 	return func(ctx context.Context, count int) bool {
 		now := time.Now()
@@ -435,7 +489,7 @@ func waitForLock() func(ctx context.Context, count int) bool {
 		}
 		deadline, ok := ctx.Value(lockDeadlineKey{}).(time.Time)
 		if !ok {
-			deadline = first.Add(BusyTimeout)
+			deadline = first.Add(busyTimeout)
 		}
 		if !now.Before(deadline) {
 			return false
@@ -472,7 +526,7 @@ func (d *DB) once(ctx context.Context, immediate bool, deadline time.Time, fn fu
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Now(), stmts: d.stmts}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), stmts: d.stmts}
 	if err := fn(t); err != nil {
 		sqlTx.Rollback()
 		return nil, d.wrap(err)
@@ -507,7 +561,12 @@ func (d *DB) wrap(err error) error {
 // Now is the current time in the format both editions write:
 // 2026-11-29T18:09:27.662912+00:00.
 func Now() string {
-	return time.Now().UTC().Format("2006-01-02T15:04:05.000000") + "+00:00"
+	return Timestamp(time.Now())
+}
+
+// Timestamp is t in the format both editions write.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000") + "+00:00"
 }
 
 // UserError is a refusal caused by the call's arguments or the state of the

@@ -9,9 +9,10 @@ import (
 )
 
 // ErrBusy tells the agent how long the call waited, so its text follows
-// BusyTimeout instead of repeating the number.
+// DefaultBusyTimeout instead of repeating the number (a call with another
+// timeout names its own: TestBusyErrorNamesTheTimeout).
 func TestErrBusyNamesTheBusyTimeout(t *testing.T) {
-	if want := "write lock for " + BusyTimeout.String() + " "; !strings.Contains(ErrBusy.Error(), want) {
+	if want := "write lock for " + DefaultBusyTimeout.String() + " "; !strings.Contains(ErrBusy.Error(), want) {
 		t.Fatalf("ErrBusy = %q, want it to say %q", ErrBusy, want)
 	}
 }

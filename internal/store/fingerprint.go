@@ -22,7 +22,7 @@ import (
 //     SQLite writes it twice so that a torn read shows as two unequal copies;
 //     the -wal's and the file's stat are added, for a writer that died
 //     between appending its commit and publishing it and for a WAL started
-//     afresh, and are trusted only once settled (see settled);
+//     afresh, and are trusted only once old enough (see trusted);
 //   - without one (every connection has closed, and the last one folded the
 //     log into the file), the file's modification and change times, which
 //     that checkpoint moved — trusted only once they are older than a clock
@@ -43,7 +43,7 @@ func Fingerprint(path string) (fp string, ok bool) {
 	fp = fmt.Sprintf("%s|db %d %d %x %x", path, db.ino, db.size, head[24:32], head[92:100])
 	wal, err := stampOf(path + "-wal")
 	if err != nil {
-		if !settled(db, time.Now()) {
+		if !trusted(db, time.Now()) {
 			return "", false
 		}
 		return fmt.Sprintf("%s|no-wal %d %d", fp, db.mtime.UnixNano(), db.ctime.UnixNano()), true
@@ -55,9 +55,9 @@ func Fingerprint(path string) (fp string, ok bool) {
 	// A fresh, empty WAL has the same header every time, and its file can
 	// come back with the same inode: after "commit, last connection closes
 	// (checkpoint, -wal deleted), another opens" only the -wal's and the
-	// file's times differ from before, so both must have settled.
+	// file's times differ from before, so both must be trusted.
 	now := time.Now()
-	if !settled(wal, now) || !settled(db, now) {
+	if !trusted(wal, now) || !trusted(db, now) {
 		return "", false
 	}
 	return fmt.Sprintf("%s|times %d %d|wal %d %d %d %d|shm %s", fp, db.mtime.UnixNano(), db.ctime.UnixNano(),

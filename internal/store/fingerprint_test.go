@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// fingerprint takes the database's fingerprint once the files' times have
-// settled (right after a write there is none, by design).
+// fingerprint takes the database's fingerprint once the files' times can
+// be trusted (right after a write there is none, by design).
 func fingerprint(t *testing.T, path string) string {
 	t.Helper()
-	time.Sleep(settle)
+	time.Sleep(trustAge)
 	fp, ok := Fingerprint(path)
 	if !ok {
 		t.Fatalf("no fingerprint for %s", path)
@@ -59,7 +59,7 @@ func TestFingerprintMovesWithEveryCommitOnly(t *testing.T) {
 // With every connection closed SQLite folds the -wal into the file and
 // removes it. A write by another process that opened, wrote and closed in
 // between shows although the file's size and header stay the same; a
-// fingerprint is given only once the file's times have settled.
+// fingerprint is given only once the file's times can be trusted.
 func TestFingerprintWithoutWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
 	ctx := context.Background()
@@ -139,7 +139,7 @@ func TestFingerprintAcrossFreshWALs(t *testing.T) {
 
 // A file changed less than a clock tick ago could change again without its
 // times moving: no fingerprint for it yet.
-func TestSettled(t *testing.T) {
+func TestTrusted(t *testing.T) {
 	now := time.Now()
 	for _, c := range []struct {
 		mtime, ctime time.Time
@@ -148,14 +148,14 @@ func TestSettled(t *testing.T) {
 		{now.Add(-time.Minute), now.Add(-time.Minute), true},
 		{now.Add(-time.Millisecond), now.Add(-time.Minute), false},
 		{now.Add(-time.Minute), now.Add(-time.Millisecond), false}, // times restored after a write
-		{now.Add(-settle), now.Add(-settle), true},
+		{now.Add(-trustAge), now.Add(-trustAge), true},
 		// Whole seconds only (a file system that keeps no more): seconds
 		// must pass.
 		{now.Add(-time.Minute).Truncate(time.Second), now.Add(-time.Minute).Truncate(time.Second), true},
 		{now.Truncate(time.Second).Add(-time.Second), now.Truncate(time.Second).Add(-time.Second), false},
 	} {
-		if got := settled(fileStamp{mtime: c.mtime, ctime: c.ctime}, now); got != c.want {
-			t.Errorf("mtime %v ago, ctime %v ago: settled = %v", now.Sub(c.mtime), now.Sub(c.ctime), got)
+		if got := trusted(fileStamp{mtime: c.mtime, ctime: c.ctime}, now); got != c.want {
+			t.Errorf("mtime %v ago, ctime %v ago: trusted = %v", now.Sub(c.mtime), now.Sub(c.ctime), got)
 		}
 	}
 }

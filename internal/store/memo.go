@@ -44,9 +44,10 @@ func (m *answerMemo) lookup(s *readSweep, key string) (any, bool) {
 	return e.value, true
 }
 
-// settled reports whether no commit landed since s's fingerprint was taken
-// (a call's own included): then what the call read is the state s.fp names.
-func (m *answerMemo) settled(s *readSweep) bool {
+// unchanged reports whether no commit landed since s's fingerprint was
+// taken (a call's own included): then what the call read is the state s.fp
+// names.
+func (m *answerMemo) unchanged(s *readSweep) bool {
 	if !s.known {
 		return false
 	}

@@ -34,16 +34,16 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 		}
 	}
 	for i := 0; i < 5; i++ {
-		settledFingerprint(t, db)
-		check(i) // read at a settled state: kept
+		trustedFingerprint(t, db)
+		check(i) // read at a fingerprinted state: kept
 		hits := db.answers.hitCount()
 		check(i) // the same state: answered from the memo
 		if db.answers.hitCount() != hits+2 {
-			t.Fatalf("round %d: %d memo answers at an unchanged, settled state, want 2", i, db.answers.hitCount()-hits)
+			t.Fatalf("round %d: %d memo answers at an unchanged, fingerprinted state, want 2", i, db.answers.hitCount()-hits)
 		}
 		must(t)(other.Say(ctx, gw, SayArgs{Text: "news"}))
-		check(i + 1) // at once, while the new state settles
-		settledFingerprint(t, db)
+		check(i + 1) // at once, before the new state has a fingerprint
+		trustedFingerprint(t, db)
 		check(i + 1) // and once it has
 	}
 	must(t)(db.Whoami(ctx, dash, "about dash"))
@@ -55,7 +55,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 // An entry stops answering once the party's last_seen would be written again.
 func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 	db := world(t)
-	settledFingerprint(t, db)
+	trustedFingerprint(t, db)
 	s := db.readSweep()
 	if !s.known {
 		t.Skip("fingerprint unknown")

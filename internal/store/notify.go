@@ -19,14 +19,14 @@ const notifyDelay = 10 * time.Millisecond
 // notifier runs OnCommit off the caller's path, notifyDelay after a commit,
 // with the newest change when several came in that time (the tick file
 // names the newest change anyway). Changes are delivered in commit order;
-// wait delivers what is pending at once and returns when it is done.
+// flush delivers what is pending at once and returns when it is done.
 type notifier struct {
 	mu      sync.Mutex
 	pending *Change
 	running bool
 	done    sync.WaitGroup
-	flush   chan struct{} // closed by wait: deliver without the delay
-	delay   time.Duration
+	hurry   chan struct{} // closed by flush: deliver without the delay
+	delay   time.Duration // notifyDelay; tests change it
 }
 
 // post queues c for deliver, replacing a change not yet delivered.
@@ -39,21 +39,21 @@ func (n *notifier) post(c Change, deliver func(Change)) {
 	}
 	n.running = true
 	n.done.Add(1)
-	go n.drain(deliver, n.flushing())
+	go n.drain(deliver, n.hurried())
 }
 
-// flushing is the channel wait closes; n.mu must be held.
-func (n *notifier) flushing() chan struct{} {
-	if n.flush == nil {
-		n.flush = make(chan struct{})
+// hurried is the channel flush closes; n.mu must be held.
+func (n *notifier) hurried() chan struct{} {
+	if n.hurry == nil {
+		n.hurry = make(chan struct{})
 	}
-	return n.flush
+	return n.hurry
 }
 
-func (n *notifier) drain(deliver func(Change), flush <-chan struct{}) {
+func (n *notifier) drain(deliver func(Change), hurry <-chan struct{}) {
 	defer n.done.Done()
 	for {
-		n.settle(flush)
+		n.pause(hurry)
 		n.mu.Lock()
 		c := n.pending
 		n.pending = nil
@@ -67,8 +67,8 @@ func (n *notifier) drain(deliver func(Change), flush <-chan struct{}) {
 	}
 }
 
-// settle waits out the delay, or less if wait was called.
-func (n *notifier) settle(flush <-chan struct{}) {
+// pause waits out the delay, or less once flush is called.
+func (n *notifier) pause(hurry <-chan struct{}) {
 	if n.delay <= 0 {
 		return
 	}
@@ -76,18 +76,18 @@ func (n *notifier) settle(flush <-chan struct{}) {
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-flush:
+	case <-hurry:
 	}
 }
 
-// wait delivers what is pending without the delay and returns once every
+// flush delivers what is pending without the delay and returns once every
 // posted change is delivered. Later posts are delivered without delay.
-func (n *notifier) wait() {
+func (n *notifier) flush() {
 	n.mu.Lock()
 	select {
-	case <-n.flushing():
+	case <-n.hurried():
 	default:
-		close(n.flush)
+		close(n.hurry)
 	}
 	n.mu.Unlock()
 	n.done.Wait()

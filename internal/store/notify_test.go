@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -55,30 +56,34 @@ func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
 // Commits within the delay reach OnCommit once, as the newest change; the
 // delivery waits for the delay, not the commit.
 func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
-	n := notifier{delay: 200 * time.Millisecond}
-	got := make(chan Change, 10)
-	deliver := func(c Change) { got <- c }
-	for seq := int64(1); seq <= 5; seq++ {
-		n.post(Change{Channel: "ops", Seq: seq}, deliver)
-	}
-	select {
-	case c := <-got:
-		t.Fatalf("delivered %+v before the delay", c)
-	case <-time.After(50 * time.Millisecond):
-	}
-	select {
-	case c := <-got:
-		if c.Seq != 5 {
-			t.Fatalf("delivered seq %d, want only the newest (5)", c.Seq)
+	synctest.Test(t, func(t *testing.T) {
+		n := notifier{delay: notifyDelay}
+		var got []Change
+		deliver := func(c Change) { got = append(got, c) }
+		for seq := int64(1); seq <= 5; seq++ {
+			n.post(Change{Channel: "ops", Seq: seq}, deliver)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("nothing delivered after the delay")
-	}
-	select {
-	case c := <-got:
-		t.Fatalf("a second delivery %+v for one burst", c)
-	case <-time.After(300 * time.Millisecond):
-	}
+		time.Sleep(notifyDelay - time.Nanosecond)
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatalf("delivered %+v before the delay", got)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if len(got) != 1 || got[0].Seq != 5 {
+			t.Fatalf("delivered %+v at the delay, want only the newest (seq 5)", got)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if len(got) != 1 {
+			t.Fatalf("delivered %+v for one burst, want one delivery", got)
+		}
+		n.post(Change{Channel: "ops", Seq: 6}, deliver) // a later commit: a delivery of its own
+		n.flush()
+		if len(got) != 2 || got[1].Seq != 6 {
+			t.Fatalf("delivered %+v, want seq 6 at the flush", got)
+		}
+	})
 }
 
 // Close does not sit out the delay: what is pending is delivered at once.
@@ -99,29 +104,28 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 	}
 }
 
-// The change carries the call's own time, so a delayed tick still says
-// when the write happened.
+// The change carries the call's own time — the one its rows got — so a
+// delayed tick still says when the write happened.
 func TestChangeCarriesTheCallsTime(t *testing.T) {
-	db := world(t)
-	db.notify.delay = 300 * time.Millisecond
+	at := time.Date(2026, 11, 29, 23, 30, 0, 123456000, time.UTC)
+	db := worldWith(t, Options{Clock: func() time.Time { return at }})
 	got := make(chan Change, 1)
 	db.OnCommit = func(c Change) { got <- c }
 	if _, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	returned := time.Now()
+	var written string
+	if err := db.sql.QueryRow(`SELECT created_at FROM messages WHERE body = 'hello'`).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
 	var c Change
 	select {
 	case c = <-got:
 	case <-time.After(10 * time.Second):
 		t.Fatal("OnCommit never ran")
 	}
-	at, err := time.Parse(time.RFC3339Nano, c.CommittedAt)
-	if err != nil {
-		t.Fatalf("change time %q: %v", c.CommittedAt, err)
-	}
-	if at.After(returned) {
-		t.Fatalf("change time %v is after the call returned (%v): the delivery's time, not the call's", at, returned)
+	if want := "2026-11-29T23:30:00.123456+00:00"; c.CommittedAt != want || written != want {
+		t.Fatalf("change time %q, message time %q, want the call's %q", c.CommittedAt, written, want)
 	}
 }
 

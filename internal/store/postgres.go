@@ -28,14 +28,15 @@ const pgMigrateKey int64 = 0x6d63_7070_6368_6174
 // OpenPostgres opens the team store at rawURL (postgres://… or
 // postgresql://…) and brings its schema up to date. The "pgx" driver must
 // be linked into the binary.
-func OpenPostgres(ctx context.Context, rawURL string) (*DB, error) {
+func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	db, err := openPostgres(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
+	o = o.orDefaults()
 	where := RedactURL(rawURL)
 	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
-		notify: notifier{delay: notifyDelay}}, nil
+		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
 }
 
 // InspectPostgres reports the schema version of the team store at rawURL
@@ -218,7 +219,7 @@ func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(
 	if _, err := sqlTx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
 		return nil, p.describe(err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Now(), dialect: p.rewrite}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite}
 	if err := fn(t); err != nil {
 		return nil, d.wrap(err)
 	}

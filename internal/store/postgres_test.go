@@ -286,7 +286,7 @@ func TestCopyToPostgres(t *testing.T) {
 func openPGStore(t *testing.T) (*DB, string) {
 	t.Helper()
 	u := pgtest.URL(t)
-	db, err := OpenPostgres(context.Background(), u)
+	db, err := OpenPostgres(context.Background(), u, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func rowsDigest(t *testing.T, db *sql.DB, query string) string {
 func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
 	ctx := context.Background()
 	a, u := openPGStore(t)
-	b, err := OpenPostgres(ctx, u)
+	b, err := OpenPostgres(ctx, u, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,14 @@ func onPostgres(t *testing.T) bool {
 
 func openTest(t *testing.T) *DB {
 	t.Helper()
-	open := func() (*DB, error) { return Open(context.Background(), filepath.Join(t.TempDir(), "chat.db")) }
+	return openTestWith(t, Options{})
+}
+
+func openTestWith(t *testing.T, o Options) *DB {
+	t.Helper()
+	open := func() (*DB, error) { return OpenWith(context.Background(), filepath.Join(t.TempDir(), "chat.db"), o) }
 	if onPostgres(t) {
-		open = func() (*DB, error) { return OpenPostgres(context.Background(), pgtest.URL(t)) }
+		open = func() (*DB, error) { return OpenPostgres(context.Background(), pgtest.URL(t), o) }
 	}
 	db, err := open()
 	if err != nil {
@@ -55,7 +60,12 @@ func openTest(t *testing.T) *DB {
 // world seats mesh-gw and node-dash in gw--dash (and registers fw-core).
 func world(t *testing.T) *DB {
 	t.Helper()
-	db := openTest(t)
+	return worldWith(t, Options{})
+}
+
+func worldWith(t *testing.T, o Options) *DB {
+	t.Helper()
+	db := openTestWith(t, o)
 	ctx := context.Background()
 	for _, id := range []Identity{gw, dash, fw} {
 		must(t)(db.Register(ctx, id))

@@ -67,7 +67,7 @@ func (q *writerQueue) acquire(ctx context.Context, deadline time.Time) (release 
 			return nil, ErrBusy
 		}
 		q.pending = make(chan error, 1)
-		go q.wait(f, q.pending)
+		go q.lockInBackground(f, q.pending)
 	}
 	granted := q.pending
 	q.waiting = true
@@ -92,14 +92,14 @@ func (q *writerQueue) acquire(ctx context.Context, deadline time.Time) (release 
 		if lockErr == nil {
 			unlock(f)
 		}
-	default: // still in flight: wait will let it go, or hand it to the next writer
+	default: // still in flight: lockInBackground lets it go, or hands it to the next writer
 	}
 	return nil, err
 }
 
-// wait blocks in flock and hands the result to the waiting acquirer, or,
-// with nobody waiting any more, lets the lock go at once.
-func (q *writerQueue) wait(f *os.File, result chan error) {
+// lockInBackground blocks in flock and hands the result to the waiting
+// acquirer, or, with nobody waiting any more, lets the lock go at once.
+func (q *writerQueue) lockInBackground(f *os.File, result chan error) {
 	err := lock(f)
 	q.mu.Lock()
 	defer q.mu.Unlock()

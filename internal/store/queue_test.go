@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -155,25 +156,44 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 }
 
 // A call has one deadline for all its waiting: one that spent its budget
-// elsewhere does not get a fresh BusyTimeout from SQLite's lock.
+// elsewhere does not get a fresh busy timeout from SQLite's lock.
 func TestLockWaitEndsAtTheCallsDeadline(t *testing.T) {
-	db := world(t)
+	db := worldWith(t, Options{BusyTimeout: time.Hour}) // what a fresh budget would wait
 	defer holdWriteLock(t, db.Path())()
-	start := time.Now()
-	err := db.run(context.Background(), true, start.Add(100*time.Millisecond), func(t *tx) error {
-		_, err := t.exec(`UPDATE parties SET last_seen = last_seen`)
-		return err
-	})
-	if !errors.Is(err, ErrBusy) {
-		t.Fatalf("got %v, want ErrBusy", err)
+	done := make(chan error, 1)
+	go func() {
+		done <- db.run(context.Background(), true, time.Now().Add(10*time.Millisecond), func(t *tx) error {
+			_, err := t.exec(`UPDATE parties SET last_seen = last_seen`)
+			return err
+		})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrBusy) {
+			t.Fatalf("got %v, want ErrBusy", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("SQLite's lock was given a budget of its own")
 	}
-	if waited := time.Since(start); waited >= BusyTimeout {
-		t.Fatalf("waited %v: SQLite's lock was given a budget of its own", waited)
+}
+
+// A write that waited its whole busy timeout for another program's lock
+// gives up, writes nothing, and its error names the timeout it had.
+func TestBusyErrorNamesTheTimeout(t *testing.T) {
+	db := worldWith(t, Options{BusyTimeout: 20 * time.Millisecond})
+	release := holdWriteLock(t, db.Path())
+	_, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "during the lock"})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "write lock for 20ms — nothing was written; retry") {
+		t.Fatalf("got %v, want ErrBusy naming 20ms", err)
+	}
+	release()
+	if _, err := db.Say(context.Background(), gw, SayArgs{Channel: "gw--dash", Text: "after the lock"}); err != nil {
+		t.Fatalf("after the lock: %v", err)
 	}
 }
 
 func TestWaitForLock(t *testing.T) {
-	wait := waitForLock()
+	wait := waitForLock(DefaultBusyTimeout)
 	past := withLockDeadline(context.Background(), time.Now().Add(-time.Millisecond))
 	if wait(past, 0) {
 		t.Error("retried past the call's deadline")
@@ -182,7 +202,7 @@ func TestWaitForLock(t *testing.T) {
 		t.Error("gave up before the call's deadline")
 	}
 	if !wait(context.Background(), 0) {
-		t.Error("without a deadline, the first wait must retry (BusyTimeout from now)")
+		t.Error("without a deadline, the first wait must retry (the busy timeout from now)")
 	}
 }
 

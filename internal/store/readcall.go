@@ -27,7 +27,7 @@ type readCall struct {
 //     would find nothing at this state (readSweep.run).
 //  4. Only once the call has committed is a sweep that found nothing
 //     recorded (committed), and the answer kept — and only if no commit,
-//     the call's own included, landed since step 1 (answerMemo.settled).
+//     the call's own included, landed since step 1 (answerMemo.unchanged).
 //
 // state is the fingerprint the answer was read at, "" when unknown; fn
 // may run more than once (see DB.view), so it returns its answer rather
@@ -61,7 +61,7 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 		return out, "", err
 	}
 	sweep.committed()
-	if c.key != "" && d.answers.settled(sweep) {
+	if c.key != "" && d.answers.unchanged(sweep) {
 		d.answers.keep(sweep.fp, c.key, out, seen)
 		state = sweep.fp
 	}

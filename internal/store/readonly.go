@@ -167,36 +167,36 @@ func (a fileStamp) changed() time.Time {
 	return a.mtime
 }
 
-// settled reports whether the file's last change is far enough before now
-// that a later write cannot leave its times unchanged: settle, or
-// coarseSettle on a file system that keeps whole seconds (both times
+// trusted reports whether the file's last change is far enough before now
+// that a later write cannot leave its times unchanged: trustAge, or
+// coarseTrustAge on a file system that keeps whole seconds (both times
 // without nanoseconds).
-func settled(st fileStamp, now time.Time) bool {
-	return now.Sub(st.changed()) >= settleFor(st)
+func trusted(st fileStamp, now time.Time) bool {
+	return now.Sub(st.changed()) >= trustAgeOf(st)
 }
 
-func settleFor(st fileStamp) time.Duration {
+func trustAgeOf(st fileStamp) time.Duration {
 	if st.mtime.Nanosecond() == 0 && st.ctime.Nanosecond() == 0 {
-		return coarseSettle
+		return coarseTrustAge
 	}
-	return settle
+	return trustAge
 }
 
 func (a fileStamp) same(b fileStamp) bool {
 	return a.size == b.size && a.ino == b.ino && a.mtime.Equal(b.mtime) && a.ctime.Equal(b.ctime)
 }
 
-// settle is how old the last write must be before a stamp can be trusted:
-// file times tick in kernel jiffies (up to 10 ms), so a write in the same
-// tick as the previous one could leave the time unchanged.
-const settle = 30 * time.Millisecond
+// trustAge is how old the last write must be before a stamp can be
+// trusted: file times tick in kernel jiffies (up to 10 ms), so a write in
+// the same tick as the previous one could leave the time unchanged.
+const trustAge = 30 * time.Millisecond
 
-// coarseSettle is settle for file systems whose times tick in seconds
+// coarseTrustAge is trustAge for file systems whose times tick in seconds
 // (FAT, HFS+, ext4 with small inodes, some network file systems).
-const coarseSettle = 2 * time.Second
+const coarseTrustAge = 2 * time.Second
 
-// quietStamp stamps the file once its last write is older than settle, so
-// that any later write shows in the stamp.
+// quietStamp stamps the file once its last write is older than trustAge,
+// so that any later write shows in the stamp.
 func quietStamp(ctx context.Context, path string) (fileStamp, error) {
 	for {
 		st, err := stampOf(path)
@@ -204,13 +204,13 @@ func quietStamp(ctx context.Context, path string) (fileStamp, error) {
 			return st, err
 		}
 		now := time.Now()
-		if settled(st, now) {
+		if trusted(st, now) {
 			return st, nil
 		}
 		select {
 		case <-ctx.Done():
 			return st, ctx.Err()
-		case <-time.After(settleFor(st) - now.Sub(st.changed())):
+		case <-time.After(trustAgeOf(st) - now.Sub(st.changed())):
 		}
 	}
 }

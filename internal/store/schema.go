@@ -156,9 +156,9 @@ func (d *DB) migrate(ctx context.Context) error {
 // connection at once instead of through the busy handler: several
 // processes opening a new database together (the first calls of two
 // sessions, a watch that waited for the file) met it as an immediate
-// "busy". So a clash is retried until BusyTimeout.
+// "busy". So a clash is retried until the busy timeout.
 func (d *DB) switchToWAL(ctx context.Context) error {
-	deadline := time.Now().Add(BusyTimeout)
+	deadline := time.Now().Add(d.busyTimeout)
 	for {
 		var mode string
 		err := d.sql.QueryRowContext(ctx, `PRAGMA journal_mode = wal`).Scan(&mode)

@@ -7,16 +7,16 @@ import (
 	"time"
 )
 
-// settledFingerprint waits until the database's fingerprint can be told
-// (file times settle for 30 ms after a write).
-func settledFingerprint(t *testing.T, db *DB) {
+// trustedFingerprint waits until the database's fingerprint can be told
+// (file times are trusted 30 ms after a write).
+func trustedFingerprint(t *testing.T, db *DB) {
 	t.Helper()
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if _, ok := Fingerprint(db.path); ok {
 			return
 		}
 	}
-	t.Fatal("the fingerprint never settled")
+	t.Fatal("the database never had a fingerprint")
 }
 
 // Reads skip the sweep while nothing was committed since one found nothing,
@@ -29,7 +29,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", "")) // prune-ok'd by both, not done yet
 
-	settledFingerprint(t, db)
+	trustedFingerprint(t, db)
 	peek := ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}
 	must(t)(db.Read(ctx, dash, peek))
 	ran := db.sweeps.runs.Load()
@@ -46,7 +46,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t)(other.Resolve(ctx, gw, "chunk-api", "", false, ""))
-	settledFingerprint(t, db)
+	trustedFingerprint(t, db)
 	r, err := db.Read(ctx, dash, peek)
 	if err != nil || !reflect.DeepEqual(r.ArchivedByThisRead, []string{"chunk-api"}) {
 		t.Fatalf("read after another handle's resolve swept %+v, %v; want chunk-api archived", r.ArchivedByThisRead, err)
@@ -57,7 +57,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 }
 
 // sweepableAfterResolve is a database whose item chunk-api is prune-ok'd by
-// both consumers but not done, with a settled fingerprint and the memo of a
+// both consumers but not done, with a trusted fingerprint and the memo of a
 // sweep that found nothing; a resolve makes the item sweepable.
 func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 	t.Helper()
@@ -67,7 +67,7 @@ func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", ""))
-	settledFingerprint(t, db)
+	trustedFingerprint(t, db)
 	must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}))
 	other, err := Open(ctx, db.path)
 	if err != nil {

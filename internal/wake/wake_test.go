@@ -2,14 +2,16 @@ package wake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -131,9 +133,11 @@ func newFiles(t *testing.T, sub ...string) files {
 	return files{dir: dir, db: filepath.Join(dir, "chat.db"), tick: filepath.Join(dir, ".tick")}
 }
 
-func startWatch(t *testing.T, f files, tick string, notifications bool) *Watcher {
+// newWatch makes a watcher for f that has not started yet: a test may
+// change its fields first.
+func newWatch(t *testing.T, f files, tick string) *Watcher {
 	t.Helper()
-	w, err := watch(f.db, tick, notifications)
+	w, err := Watch(f.db, tick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,23 +145,59 @@ func startWatch(t *testing.T, f files, tick string, notifications bool) *Watcher
 	return w
 }
 
-// changed waits for the watcher with a generous bound.
-func changed(t *testing.T, c interface{ Changed(context.Context) error }, what string) {
+// startWatch makes a watcher for f and starts it.
+func startWatch(t *testing.T, f files, tick string, notifications bool) *Watcher {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), generous)
-	defer cancel()
-	if err := c.Changed(ctx); err != nil {
-		t.Fatalf("%s: Changed = %v, want a change", what, err)
+	w := newWatch(t, f, tick)
+	w.notifications = notifications
+	w.Next()
+	return w
+}
+
+// fakeWatch is a started watcher whose notifications come from the test
+// (events), without fsnotify: for tests in a synctest bubble, where time
+// is fake and the watcher's timers run only when everything else waits.
+func fakeWatch(t *testing.T, f files, tick string) (*Watcher, chan<- fsnotify.Event) {
+	t.Helper()
+	w, err := Watch(f.db, tick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan fsnotify.Event)
+	w.notifications, w.events = false, events
+	w.Next()
+	t.Cleanup(func() { w.Close() }) // inside the bubble: its loop must end there
+	return w, events
+}
+
+// changed waits for next to close, with a generous bound.
+func changed(t *testing.T, next <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-next:
+	case <-time.After(generous):
+		t.Fatalf("%s: no change reported", what)
 	}
 }
 
-// quiet asserts that nothing is reported for a while.
-func quiet(t *testing.T, c interface{ Changed(context.Context) error }, what string, d time.Duration) {
+// quiet asserts that next stays open for d.
+func quiet(t *testing.T, next <-chan struct{}, what string, d time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	if err := c.Changed(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("%s: Changed = %v, want no change", what, err)
+	select {
+	case <-next:
+		t.Fatalf("%s: a change was reported, want none", what)
+	case <-time.After(d):
+	}
+}
+
+// closedNow reports whether next is closed, for a synctest bubble where
+// synctest.Wait has let everything that could close it run.
+func closedNow(next <-chan struct{}) bool {
+	select {
+	case <-next:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -184,132 +224,173 @@ func TestWatcherWakesOnTickWalAndDB(t *testing.T) {
 		f := newFiles(t)
 		os.MkdirAll(f.dir, 0o700)
 		w := startWatch(t, f, f.tick, true)
-		quiet(t, w, name+": before any write", 200*time.Millisecond)
+		next := w.Next()
+		quiet(t, next, name+": before any write", 200*time.Millisecond)
 		write(f)
-		changed(t, w, name+" written")
+		changed(t, next, name+" written")
 	}
 }
 
 // A commit's frames reach the -wal before the commit is visible; the
-// watcher looks again a little later so a reader that checked too early
-// is woken once more.
+// watcher looks again a little later, on its schedule, so a reader that
+// checked too early is woken once more; and then it stops looking.
 func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	// Made before the watch, so the append below is a single event: a
-	// create and a write are two, and a loaded machine may deliver them
-	// apart, the second restarting the looks.
-	appendTo(t, f.db+"-wal", "header")
-	w := startWatch(t, f, "", true)
-	appendTo(t, f.db+"-wal", "frame")
-	changed(t, w, "-wal appended")
-	changed(t, w, "the second look") // no new event: only the settle timer
-	// How many looks remain depends on how many the caller's pace folded
-	// together, so wait them out rather than count them.
-	if looks := reportsUntilQuiet(w, 2*len(settle)+1); looks > 2*len(settle) {
-		t.Fatalf("still looking again after %d looks: they never end", looks)
-	}
-	quiet(t, w, "after the looks", 1500*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w, events := fakeWatch(t, f, f.tick)
+		next := w.Next()
+		events <- fsnotify.Event{Name: f.db + "-wal", Op: fsnotify.Write}
+		synctest.Wait()
+		if !closedNow(next) {
+			t.Fatal("a -wal write was not reported")
+		}
+		start := time.Now()
+		for i, at := range w.lookAgain {
+			next = w.Next()
+			time.Sleep(start.Add(at).Sub(time.Now()) - time.Nanosecond)
+			synctest.Wait()
+			if closedNow(next) {
+				t.Fatalf("look %d came before %v", i+1, at)
+			}
+			time.Sleep(time.Nanosecond)
+			synctest.Wait()
+			if !closedNow(next) {
+				t.Fatalf("no look %d at %v after the write", i+1, at)
+			}
+		}
+		next = w.Next()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if closedNow(next) {
+			t.Fatal("still looking again after the schedule: the looks never end")
+		}
+	})
 }
 
-// reportsUntilQuiet counts the changes w reports until a second passes
-// without one, stopping at limit.
-func reportsUntilQuiet(w *Watcher, limit int) int {
-	n := 0
-	for ; n < limit; n++ {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := w.Changed(ctx)
-		cancel()
-		if err != nil {
-			break
+// The tick file is written after its commit: it needs no second look.
+func TestWatcherTickNeedsNoSecondLook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w, events := fakeWatch(t, f, f.tick)
+		next := w.Next()
+		events <- fsnotify.Event{Name: f.tick, Op: fsnotify.Create}
+		synctest.Wait()
+		if !closedNow(next) {
+			t.Fatal("a tick write was not reported")
 		}
-	}
-	return n
+		next = w.Next()
+		time.Sleep(w.pollEvery - time.Nanosecond) // the poll would see the tick file as it was
+		synctest.Wait()
+		if closedNow(next) {
+			t.Fatal("a tick write was reported again")
+		}
+	})
 }
 
 func TestWatcherIgnoresOtherFiles(t *testing.T) {
 	t.Parallel()
 	f := newFiles(t)
 	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
+	w := newWatch(t, f, f.tick)
+	w.pollEvery = 50 * time.Millisecond // the poll must ignore them too
+	next := w.Next()
 	appendTo(t, f.db+"-shm", "readers touch this")
 	appendTo(t, filepath.Join(f.dir, "notes.txt"), "unrelated")
-	quiet(t, w, "-shm and an unrelated file", 1500*time.Millisecond)
+	quiet(t, next, "-shm and an unrelated file", 500*time.Millisecond)
 }
 
-// A change between two Changed calls (while the caller re-checks the
-// database) is kept for the next call.
-func TestWatcherKeepsChangesBetweenCalls(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	time.Sleep(100 * time.Millisecond) // the caller is busy elsewhere
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	// The event already arrived: Changed must not need to wait at all.
-	deadline := time.Now().Add(generous)
-	for {
-		err := w.Changed(ctx)
-		if err == nil {
+// A change between taking Next and waiting on it (while the caller looks
+// at the database) is not lost: the channel the caller holds is closed.
+func TestWatcherKeepsChangesWhileTheCallerLooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w, events := fakeWatch(t, f, f.tick)
+		next := w.Next()
+		events <- fsnotify.Event{Name: f.tick, Op: fsnotify.Write} // the caller is busy elsewhere
+		synctest.Wait()
+		select {
+		case <-next:
+		default:
+			t.Fatal("a change made before the caller waited was lost")
+		}
+	})
+}
+
+// A burst of changes closes a held channel once; the changes before a
+// waiter took its channel cost it nothing.
+func TestBroadcastCoalescesBursts(t *testing.T) {
+	var b Broadcast
+	for range 100 {
+		b.Notify() // nobody waits
+	}
+	next := b.Next()
+	if closedNow(next) {
+		t.Fatal("changes before Next closed its channel")
+	}
+	for range 100 {
+		b.Notify()
+	}
+	if !closedNow(next) {
+		t.Fatal("the burst was not reported")
+	}
+	if again := b.Next(); closedNow(again) {
+		t.Fatal("the same burst was reported twice")
+	}
+}
+
+// The same through the watcher: a burst of writes costs the waiter one
+// report and then the second looks after the last write, not one per
+// write.
+func TestWatcherCoalescesBurstsOfWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w, events := fakeWatch(t, f, f.tick)
+		next := w.Next()
+		const writes = 100
+		for i := range writes {
+			events <- fsnotify.Event{Name: f.db + "-wal", Op: fsnotify.Write}
+			events <- fsnotify.Event{Name: f.tick, Op: fsnotify.Write}
+			if i == 0 {
+				synctest.Wait()
+				if !closedNow(next) {
+					t.Fatal("the first write was not reported")
+				}
+			}
+		}
+		synctest.Wait() // the burst's last event is handled
+		reports := 0
+		for {
+			next := w.Next()
+			select {
+			case <-next:
+				reports++
+				continue
+			case <-time.After(time.Hour):
+			}
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("a change made before Changed was called was lost")
+		if reports != len(w.lookAgain) {
+			t.Fatalf("%d writes reported %d more times, want %d: the looks after the last write", 2*writes, reports, len(w.lookAgain))
 		}
-		// The notification may still be in flight on a loaded machine.
-		time.Sleep(50 * time.Millisecond)
-		ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
-		defer cancel()
-	}
-}
-
-// A burst of notifications while nobody waits is reported once.
-func TestWatcherCoalescesBursts(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	for range 100 {
-		w.notify()
-	}
-	changed(t, w, "after the burst")
-	quiet(t, w, "the same burst again", 300*time.Millisecond)
-}
-
-// The same through the files: a burst of writes costs the waiter a report
-// and the second looks after the last write, not one per write. Events
-// still in flight on a loaded machine may add a report or two, so the bound
-// is loose; a watcher that reported each write would give hundreds.
-func TestWatcherCoalescesBurstsOfWrites(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	const writes = 100
-	for i := range writes {
-		appendTo(t, f.db+"-wal", "frame")
-		WriteTick(f.tick, store.Change{Channel: "c", Seq: int64(i), Author: "a"})
-	}
-	time.Sleep(800 * time.Millisecond) // let the notifications and second looks drain
-	reports := reportsUntilQuiet(w, writes)
-	if reports == 0 || reports > 1+len(settle) {
-		t.Fatalf("%d writes reported %d times, want 1 (a few more on a loaded machine)", 2*writes, reports)
-	}
+	})
 }
 
 func TestWatcherWaitsForFolderToExist(t *testing.T) {
 	t.Parallel()
 	f := newFiles(t, "not", "yet", "there")
 	w := startWatch(t, f, f.tick, true)
+	next := w.Next()
 	if err := os.MkdirAll(f.dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	changed(t, w, "folder created") // the folder may already hold news
+	changed(t, next, "folder created") // the folder may already hold news
+	next = w.Next()
 	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, w, "tick written in the new folder")
+	changed(t, next, "tick written in the new folder")
 	// The parents are no longer needed once the folder is watched: they are
 	// let go of when it is added, before the waiter is woken. The bound is
 	// well under PollEvery, so the poll cannot tidy up in its place.
@@ -329,13 +410,15 @@ func TestWatcherFollowsFolderRecreated(t *testing.T) {
 	f := newFiles(t, "data")
 	os.MkdirAll(f.dir, 0o700)
 	w := startWatch(t, f, f.tick, true)
+	next := w.Next()
 	if err := os.RemoveAll(f.dir); err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll(f.dir, 0o700)
-	changed(t, w, "folder recreated")
+	changed(t, next, "folder recreated")
+	next = w.Next()
 	appendTo(t, f.db+"-wal", "frame")
-	changed(t, w, "write in the recreated folder")
+	changed(t, next, "write in the recreated folder")
 	// Not only the poll: the recreated folder is watched again.
 	for deadline := time.Now().Add(generous); ; time.Sleep(20 * time.Millisecond) {
 		if list := w.fsw.WatchList(); len(list) == 1 && list[0] == f.dir {
@@ -350,30 +433,52 @@ func TestWatcherFollowsFolderRecreated(t *testing.T) {
 // Without notifications (a network file system) the poll still notices,
 // also with the tick file disabled.
 func TestWatcherPollsWithoutNotifications(t *testing.T) {
-	t.Parallel()
-	for name, write := range map[string]func(f files){
-		"wal": func(f files) { appendTo(t, f.db+"-wal", "frame") },
-		"db":  func(f files) { appendTo(t, f.db, "page") },
-	} {
+	synctest.Test(t, func(t *testing.T) {
+		// polled waits one poll interval and reports whether next closed.
+		polled := func(w *Watcher, next <-chan struct{}) bool {
+			time.Sleep(w.pollEvery)
+			synctest.Wait()
+			return closedNow(next)
+		}
+		for name, write := range map[string]func(f files){
+			"wal": func(f files) { appendTo(t, f.db+"-wal", "frame") },
+			"db":  func(f files) { appendTo(t, f.db, "page") },
+		} {
+			f := newFiles(t)
+			os.MkdirAll(f.dir, 0o700)
+			w := startWatch(t, f, "", false)
+			if w.fsw != nil {
+				t.Fatal("notifications should be off")
+			}
+			next := w.Next()
+			write(f)
+			if !polled(w, next) {
+				t.Fatalf("%s written, polling: no change reported", name)
+			}
+			w.Close()
+		}
+
 		f := newFiles(t)
 		os.MkdirAll(f.dir, 0o700)
-		w := startWatch(t, f, "", false)
-		if w.fsw != nil {
-			t.Fatal("notifications should be off")
+		w := startWatch(t, f, f.tick, false)
+		next := w.Next()
+		WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
+		if !polled(w, next) {
+			t.Fatal("tick written, polling: no change reported")
 		}
-		write(f)
-		changed(t, w, name+" written, polling")
-	}
-
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, false)
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, w, "tick written, polling")
-	quiet(t, w, "tick unchanged, polling", 1500*time.Millisecond)
-	// The same size and maybe the same mtime: the poll compares the line.
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 2, Author: "a"})
-	changed(t, w, "tick rewritten, polling")
+		next = w.Next()
+		for range 3 {
+			if polled(w, next) {
+				t.Fatal("tick unchanged, polling: a change was reported")
+			}
+		}
+		// The same size and maybe the same mtime: the poll compares the line.
+		WriteTick(f.tick, store.Change{Channel: "c", Seq: 2, Author: "a"})
+		if !polled(w, next) {
+			t.Fatal("tick rewritten, polling: no change reported")
+		}
+		w.Close()
+	})
 }
 
 func TestWatcherTickDisabledStillWakesOnWal(t *testing.T) {
@@ -381,8 +486,9 @@ func TestWatcherTickDisabledStillWakesOnWal(t *testing.T) {
 	f := newFiles(t)
 	os.MkdirAll(f.dir, 0o700)
 	w := startWatch(t, f, "", true)
+	next := w.Next()
 	appendTo(t, f.db+"-wal", "frame")
-	changed(t, w, "-wal appended, tick disabled")
+	changed(t, next, "-wal appended, tick disabled")
 }
 
 func TestWatcherTickInAnotherFolder(t *testing.T) {
@@ -391,92 +497,49 @@ func TestWatcherTickInAnotherFolder(t *testing.T) {
 	os.MkdirAll(f.dir, 0o700)
 	other := filepath.Join(t.TempDir(), "ticks", "chat.tick")
 	w := startWatch(t, f, other, true)
+	next := w.Next()
 	os.MkdirAll(filepath.Dir(other), 0o700)
-	changed(t, w, "tick folder created")
+	changed(t, next, "tick folder created")
+	next = w.Next()
 	WriteTick(other, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, w, "tick written in its own folder")
+	changed(t, next, "tick written in its own folder")
 }
 
-func TestWatcherCancelAndClose(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- w.Changed(ctx) }()
-	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Changed after cancel = %v", err)
+// Close stops the watcher, started or not; a waiter then ends by its own
+// context, as nothing more is reported.
+func TestWatcherClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		never := newWatch(t, f, f.tick)
+		never.Close() // returns: there is no loop to wait for
+
+		w := startWatch(t, f, f.tick, false)
+		next := w.Next()
+		w.Close()
+		WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
+		time.Sleep(10 * w.pollEvery)
+		synctest.Wait()
+		if closedNow(next) || closedNow(w.Next()) {
+			t.Fatal("a closed watcher reported a change")
 		}
-	case <-time.After(generous):
-		t.Fatal("Changed ignored its context")
-	}
-	go func() { errc <- w.Changed(context.Background()) }()
-	w.Close()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Fatalf("Changed after Close = %v, want ErrClosed", err)
-		}
-	case <-time.After(generous):
-		t.Fatal("Close did not end a pending Changed")
-	}
+	})
 }
 
-// Concurrent waiters each get every change.
-func TestSubscriptionsAreIndependent(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	a, b := w.Subscribe(), w.Subscribe()
-	defer a.Close()
-	defer b.Close()
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	changed(t, a, "first waiter")
-	changed(t, b, "second waiter")
-	changed(t, w, "the watcher's own waiter")
-}
-
-func TestPerContext(t *testing.T) {
-	t.Parallel()
-	f := newFiles(t)
-	os.MkdirAll(f.dir, 0o700)
-	w := startWatch(t, f, f.tick, true)
-	changedFor := w.PerContext()
-	ctx1, cancel1 := context.WithTimeout(context.Background(), generous)
-	defer cancel1()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), generous)
-	defer cancel2()
-	// The first call for a context returns at once: the caller re-checks.
-	if err := changedFor(ctx1); err != nil {
-		t.Fatal(err)
-	}
-	if err := changedFor(ctx2); err != nil {
-		t.Fatal(err)
-	}
-	WriteTick(f.tick, store.Change{Channel: "c", Seq: 1, Author: "a"})
-	for _, ctx := range []context.Context{ctx1, ctx2} {
-		if err := changedFor(ctx); err != nil {
-			t.Fatalf("a waiter missed the change: %v", err)
+// Every waiter gets every change: they share one channel, and nothing is
+// kept for a waiter that went away.
+func TestWaitersShareEveryChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFiles(t)
+		os.MkdirAll(f.dir, 0o700)
+		w, events := fakeWatch(t, f, f.tick)
+		a, b := w.Next(), w.Next()
+		events <- fsnotify.Event{Name: f.tick, Op: fsnotify.Write}
+		synctest.Wait()
+		if !closedNow(a) || !closedNow(b) {
+			t.Fatal("a waiter missed the change")
 		}
-	}
-	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	changedFor(short)
-	if err := changedFor(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("no change, want the deadline: %v", err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	w.mu.Lock()
-	n := len(w.subs)
-	w.mu.Unlock()
-	if n != 3 { // the watcher's own, ctx1, ctx2
-		t.Fatalf("%d subscriptions, want 3: an ended context must drop its own", n)
-	}
+	})
 }
 
 // A tick written after its commit still says when the write happened.

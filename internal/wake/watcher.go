@@ -2,7 +2,6 @@ package wake
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,45 +15,50 @@ import (
 
 // PollEvery is the safety-net poll: notifications do not cross network file
 // systems, and a notification can be lost (queue overflow, a folder that
-// was replaced), so the watcher also compares the files this often.
+// was replaced), so the watcher also compares the files this often. Without
+// notifications (no inotify, a limit reached) the poll alone does the work.
 const PollEvery = time.Second
-
-// ErrClosed is returned by Changed after Close.
-var ErrClosed = errors.New("the change watcher is closed")
 
 // Watcher reports changes to the chat database's files: the database, its
 // -wal (every commit appends to it, whatever edition wrote it) and the tick
 // file. It watches the folders that hold them with fsnotify (waiting for a
 // folder that does not exist yet by watching its nearest existing parent)
 // and polls once a second as well.
+//
+// A waiter takes Next before it looks at the database and waits on what it
+// got after looking: a change that lands while it looks then closes the
+// channel it holds, so the loop never misses one, and any number of
+// waiters share one watcher.
 type Watcher struct {
 	files []string // db, -wal, tick: the names that matter
 	tick  string   // "" when disabled
 	dirs  []string // the folders that hold them
-	fsw   *fsnotify.Watcher
 
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
-	def  *Subscription
-	last snapshot // touched only by Watch and then by run
+	// notifications off leaves the poll alone (tests use it to stand in
+	// for a network file system); pollEvery and lookAgain are the poll's
+	// interval and the looks after a -wal write.
+	notifications bool
+	pollEvery     time.Duration
+	lookAgain     []time.Duration
+
+	changed Broadcast
+
+	startOnce sync.Once
+	fsw       *fsnotify.Watcher
+	events    <-chan fsnotify.Event // fsw's, or a test's
+	errs      <-chan error
+	last      snapshot // touched only by start and then by run
 
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
 }
 
-// Watch starts watching the files of the database at dbPath and the tick
-// file at tickPath ("" when disabled). Neither file nor their folders need
-// to exist yet. Notifications that cannot be set up (no inotify, a limit
-// reached) leave the poll alone to do the work; Watch fails only on an
-// empty dbPath.
+// Watch returns a watcher of the database at dbPath and the tick file at
+// tickPath ("" when disabled). Neither file nor their folders need to exist
+// yet. It starts watching at the first Next, so a process that never waits
+// holds no inotify instance. Watch fails only on an empty dbPath.
 func Watch(dbPath, tickPath string) (*Watcher, error) {
-	return watch(dbPath, tickPath, true)
-}
-
-// watch is Watch; notifications off leaves the poll alone (tests use it to
-// stand in for a network file system).
-func watch(dbPath, tickPath string, notifications bool) (*Watcher, error) {
 	if dbPath == "" {
 		return nil, errors.New("watch: no database path")
 	}
@@ -63,7 +67,8 @@ func watch(dbPath, tickPath string, notifications bool) (*Watcher, error) {
 		return nil, fmt.Errorf("watch %s: %w", dbPath, err)
 	}
 	w := &Watcher{files: []string{db, db + "-wal"}, dirs: []string{filepath.Dir(db)},
-		subs: map[*Subscription]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+		notifications: true, pollEvery: PollEvery, lookAgain: lookAgain,
+		stop: make(chan struct{}), done: make(chan struct{})}
 	if tickPath != "" {
 		if w.tick, err = filepath.Abs(tickPath); err != nil {
 			return nil, fmt.Errorf("watch %s: %w", tickPath, err)
@@ -73,31 +78,41 @@ func watch(dbPath, tickPath string, notifications bool) (*Watcher, error) {
 			w.dirs = append(w.dirs, d)
 		}
 	}
-	w.def = w.Subscribe()
-	if notifications {
+	return w, nil
+}
+
+// Next returns a channel that is closed at the next change after this
+// call. A burst of changes while nobody holds a channel costs nothing, and
+// closes a held channel once. After Close it returns a channel that never
+// closes: a waiter then ends by its own context.
+func (w *Watcher) Next() <-chan struct{} {
+	w.startOnce.Do(w.start)
+	return w.changed.Next()
+}
+
+// start sets up the notifications, notes the files as they are and starts
+// the loop that reports their changes.
+func (w *Watcher) start() {
+	select {
+	case <-w.stop: // closed before it started
+		close(w.done)
+		return
+	default:
+	}
+	if w.notifications {
 		if fsw, err := fsnotify.NewWatcher(); err == nil {
-			w.fsw = fsw
+			w.fsw, w.events, w.errs = fsw, fsw.Events, fsw.Errors
 			w.ensure()
 		}
 	}
 	w.last = w.snapshot()
 	go w.run()
-	return w, nil
 }
 
-// Changed blocks until something that may matter changed since the previous
-// call returned (or since Watch, for the first call), or ctx ends. Events
-// that arrive while the caller is busy are kept, and a burst of them is
-// reported once, so a loop "check the database, then Changed" never misses
-// a change. Use it from one goroutine; concurrent waiters each need their
-// own Subscribe (or PerContext).
-func (w *Watcher) Changed(ctx context.Context) error {
-	return w.def.Changed(ctx)
-}
-
-// Close stops watching; pending and later Changed calls return ErrClosed.
+// Close stops watching.
 func (w *Watcher) Close() error {
 	w.stopOnce.Do(func() { close(w.stop) })
+	w.startOnce.Do(func() { close(w.done) }) // never started: nothing to wait for
 	<-w.done
 	if w.fsw != nil {
 		return w.fsw.Close()
@@ -105,105 +120,58 @@ func (w *Watcher) Close() error {
 	return nil
 }
 
-// Subscription is one waiter's view of a Watcher: its own pending flag, so
-// concurrent waiters never take each other's events.
-type Subscription struct {
-	w       *Watcher
-	pending chan struct{}
-}
-
-// Subscribe adds a waiter; changes from now on are kept for it until it
-// calls Changed.
-func (w *Watcher) Subscribe() *Subscription {
-	s := &Subscription{w: w, pending: make(chan struct{}, 1)}
-	w.mu.Lock()
-	w.subs[s] = struct{}{}
-	w.mu.Unlock()
-	return s
-}
-
-// Changed is Watcher.Changed for this waiter.
-func (s *Subscription) Changed(ctx context.Context) error {
-	select {
-	case <-s.pending:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.w.stop:
-		return ErrClosed
-	}
-}
-
-// Close removes the waiter.
-func (s *Subscription) Close() {
-	s.w.mu.Lock()
-	delete(s.w.subs, s)
-	s.w.mu.Unlock()
-}
-
-// PerContext returns a Changed for a server where several wait loops may
-// run at once: each distinct ctx gets its own subscription, dropped when
-// ctx ends. A loop must pass the same ctx on every call. The first call for
-// a ctx returns at once, because a change may have slipped in between the
-// caller's first check and the subscription.
-func (w *Watcher) PerContext() func(context.Context) error {
-	var mu sync.Mutex
-	subs := map[context.Context]*Subscription{}
-	return func(ctx context.Context) error {
-		mu.Lock()
-		s, ok := subs[ctx]
-		if !ok && ctx.Err() == nil {
-			s = w.Subscribe()
-			subs[ctx] = s
-			context.AfterFunc(ctx, func() {
-				mu.Lock()
-				delete(subs, ctx)
-				mu.Unlock()
-				s.Close()
-			})
-		}
-		mu.Unlock()
-		if !ok {
-			return ctx.Err()
-		}
-		return s.Changed(ctx)
-	}
-}
-
-// notify sets every waiter's pending flag; a flag already set absorbs the
-// event, which is what coalesces a burst.
+// notify tells every waiter that something may have changed.
 func (w *Watcher) notify() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for s := range w.subs {
-		select {
-		case s.pending <- struct{}{}:
-		default:
-		}
+	w.changed.Notify()
+}
+
+// Broadcast is "something changed" for any number of waiters: a channel
+// that is closed at the next change and replaced by a new one. The zero
+// value is ready. The file watcher and a team store's listener both wake
+// their waiters through one.
+type Broadcast struct {
+	mu sync.Mutex
+	ch chan struct{} // nil until someone waits
+}
+
+// Next is a channel closed at the next Notify.
+func (b *Broadcast) Next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+// Notify closes the channel Next gave, if anyone holds one.
+func (b *Broadcast) Notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
 	}
 }
 
-// settle is when to look again after a write to the database or its -wal:
-// a commit writes its frames first and becomes visible a moment later
-// (after the fsync and the wal-index update, which make no event), so the
-// first look may come too early. The tick file, written after the commit,
-// needs no second look.
-var settle = []time.Duration{2 * ms, 5 * ms, 10 * ms, 20 * ms, 50 * ms, 100 * ms, 250 * ms, 500 * ms}
+// lookAgain is when to report again after a write to the database or its
+// -wal: a commit writes its frames first and becomes visible a moment later
+// (after the fsync and the wal-index update, which make no event), so a
+// waiter's first look may come too early. The tick file, written after the
+// commit, needs no second look.
+var lookAgain = []time.Duration{2 * ms, 5 * ms, 10 * ms, 20 * ms, 50 * ms, 100 * ms, 250 * ms, 500 * ms}
 
 const ms = time.Millisecond
 
 func (w *Watcher) run() {
 	defer close(w.done)
-	poll := time.NewTicker(PollEvery)
+	poll := time.NewTicker(w.pollEvery)
 	defer poll.Stop()
 	again := time.NewTimer(time.Hour)
 	again.Stop()
-	step := len(settle)
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if w.fsw != nil {
-		events, errs = w.fsw.Events, w.fsw.Errors
-	}
+	lookAgain := w.lookAgain
+	step := len(lookAgain)
+	events, errs := w.events, w.errs
 	for {
 		select {
 		case <-w.stop:
@@ -218,13 +186,13 @@ func (w *Watcher) run() {
 				w.notify()
 				if ev.Name != w.tick {
 					step = 0
-					again.Reset(settle[0])
+					again.Reset(lookAgain[0])
 				}
 			}
 		case <-again.C:
 			w.notify()
-			if step++; step < len(settle) {
-				again.Reset(settle[step] - settle[step-1])
+			if step++; step < len(lookAgain) {
+				again.Reset(lookAgain[step] - lookAgain[step-1])
 			}
 		case _, ok := <-errs:
 			if !ok {
@@ -239,7 +207,7 @@ func (w *Watcher) run() {
 			if s := w.snapshot(); !s.equal(w.last) {
 				if !s.sameFiles(w.last) {
 					step = 0
-					again.Reset(settle[0])
+					again.Reset(lookAgain[0])
 				}
 				w.last = s
 				w.notify()

@@ -12,25 +12,31 @@ import (
 // open page. A page that is busy misses nothing: its flag stays set, and a
 // burst of changes is one refresh.
 type hub struct {
-	changed func(context.Context) error
+	changes Changes
 	mu      sync.Mutex
 	pages   map[chan struct{}]struct{}
 }
 
-func newHub(changed func(context.Context) error) *hub {
-	return &hub{changed: changed, pages: map[chan struct{}]struct{}{}}
+func newHub(changes Changes) *hub {
+	return &hub{changes: changes, pages: map[chan struct{}]struct{}{}}
 }
 
-// run waits for changes until ctx ends, telling every page of each.
+// run waits for changes until ctx ends, telling every page of each. The
+// next change is taken before the pages are told, so a change while they
+// look is one more refresh, never a lost one.
 func (h *hub) run(ctx context.Context) error {
-	if h.changed == nil {
+	if h.changes == nil {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	next := h.changes.Next()
 	for {
-		if err := h.changed(ctx); err != nil {
-			return err
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+		next = h.changes.Next()
 		h.tell()
 	}
 }

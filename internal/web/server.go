@@ -39,11 +39,15 @@ type Server struct {
 	now func() time.Time
 }
 
+// Changes says when the database may have changed: Next is a channel
+// closed at the next change (wake.Watcher).
+type Changes interface{ Next() <-chan struct{} }
+
 // Options configure a Server.
 type Options struct {
-	// Changed blocks until the database may have changed, or ctx ends:
-	// the watcher chat_wait sleeps on. Open pages are told after each.
-	Changed func(ctx context.Context) error
+	// Changes is the watcher chat_wait sleeps on; open pages are told of
+	// each change. nil: the pages are never told.
+	Changes Changes
 	// Listen is the address served; the Host headers its loopback names
 	// give are the only ones answered, unless Remote.
 	Listen string
@@ -56,7 +60,7 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changed), page: page, now: time.Now}
+	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now}
 	if !o.Remote {
 		s.hosts = loopbackHosts(o.Listen)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func chat(t *testing.T) *store.DB {
 }
 
 // serve starts the page's handler on db read-only, as mcpp-chat ui does.
-func serve(t *testing.T, db string, changed func(context.Context) error) (*httptest.Server, *Server) {
+func serve(t *testing.T, db string, changes Changes) (*httptest.Server, *Server) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -66,7 +67,7 @@ func serve(t *testing.T, db string, changed func(context.Context) error) (*httpt
 	}
 	t.Cleanup(func() { r.Close() })
 	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(r, Options{Changed: changed, Listen: ts.Listener.Addr().String()})
+	s, err := New(r, Options{Changes: changes, Listen: ts.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,15 +166,8 @@ func TestPageLoadsNothingFromElsewhere(t *testing.T) {
 // An open page hears "change" from the event stream after each wake-up.
 func TestEventsSayWhenSomethingChanged(t *testing.T) {
 	db := chat(t)
-	woken := make(chan struct{})
-	ts, _ := serve(t, db.Path(), func(ctx context.Context) error {
-		select {
-		case <-woken:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
+	changes := &testChanges{ch: make(chan struct{})}
+	ts, _ := serve(t, db.Path(), changes)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
@@ -196,7 +190,7 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 		t.Fatalf("the stream ended before %q: %v", want, lines.Err())
 	}
 	next("event: ready")
-	woken <- struct{}{}
+	changes.change()
 	next("event: change")
 }
 
@@ -219,4 +213,23 @@ func TestEarlierLink(t *testing.T) {
 	if got := channelURL("gw--dash", false, 0); got != "/c/gw--dash" {
 		t.Errorf("channelURL = %q", got)
 	}
+}
+
+// testChanges is a watcher whose changes the test makes.
+type testChanges struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (c *testChanges) Next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+func (c *testChanges) change() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.ch)
+	c.ch = make(chan struct{})
 }

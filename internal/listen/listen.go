@@ -35,6 +35,9 @@ type Listener struct {
 	pollEvery  time.Duration
 	retryEvery time.Duration
 	changed    wake.Broadcast
+	// listening, if set, is told each time a connection starts listening
+	// (after its waiters were woken): tests wait for it.
+	listening func()
 
 	mu      sync.Mutex
 	started bool
@@ -109,6 +112,9 @@ func (l *Listener) listen(ctx context.Context) {
 	// Listening now: whatever was committed before may not have been
 	// heard by anyone.
 	l.changed.Notify()
+	if l.listening != nil {
+		l.listening()
+	}
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return

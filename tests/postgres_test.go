@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -219,4 +220,47 @@ func (w *world) command(dir string, args ...string) (string, error) {
 	}()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// A chat_wait is waiting in a server process when PostgreSQL restarts
+// (every connection cut): the wait goes on, and the next write still
+// wakes it.
+func TestTeamStoreWaitRecoversFromARestart(t *testing.T) {
+	pgtest.URL(t)                           // skips without PostgreSQL
+	dir, err := os.MkdirTemp("", "pgtest.") // its own server: restarting the shared one would cut the other tests'
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := pgtest.Start(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	w := newWorld(t)
+	w.env = append(w.env, "MCPP_CHAT_STORE="+srv.URL("postgres"))
+	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
+	w.mustCall(dash, "chat_whoami", nil, nil)
+	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	w.mustCall(dash, "chat_read", map[string]any{"channel": "gw--dash"}, nil)
+
+	s := startStream(t, w, dash)
+	if r := s.next(); r.Ready == nil || !*r.Ready {
+		t.Fatalf("not ready: %s", r.Error)
+	}
+	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`, `{"id": 2, "tool": "chat_whoami"}`)
+	if r := s.next(); r.ID != float64(2) {
+		t.Fatalf("first answer %+v, want the whoami's: the wait held it up", r)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	w.mustCall(gw, "chat_say", map[string]any{"channel": "gw--dash", "text": "after the restart"}, nil)
+	var waited struct {
+		Arrived bool `json:"arrived"`
+	}
+	r := s.next()
+	if r.ID != float64(1) || !r.Success || json.Unmarshal(r.Result, &waited) != nil || !waited.Arrived {
+		t.Fatalf("the wait after the restart: %+v, want it woken by the say", r)
+	}
 }

@@ -202,41 +202,77 @@ type postgres struct {
 
 // once runs fn in one transaction under the write lock, waiting for the
 // lock until the deadline, and announces what it changed at the commit.
+//
+// A pooled connection the server closed (a restart cuts them all; the
+// pool finds out only when it next uses one) fails the first statement:
+// then nothing was written, and the call runs again on a new connection,
+// within the deadline. A connection lost at the commit may have
+// committed, so that is reported, never run twice.
 func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (*Change, error) {
+	for {
+		changed, atCommit, err := p.try(ctx, d, deadline, fn)
+		if err == nil || atCommit || !lostConnection(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return changed, err
+		}
+		if unreachable(err) { // no server yet: do not spin
+			time.Sleep(min(20*time.Millisecond, time.Until(deadline)))
+		}
+	}
+}
+
+// lostConnection reports the error of a connection that broke or that the
+// server closed, after which a new connection may well work.
+func lostConnection(err error) bool {
+	state := sqlState(err)
+	return unreachable(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
+}
+
+// try is one attempt of once; atCommit says the commit itself failed.
+func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (changed *Change, atCommit bool, err error) {
 	wait := time.Until(deadline)
 	if wait < time.Millisecond {
-		return nil, ErrBusy
+		return nil, false, ErrBusy
 	}
 	sqlTx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, p.describe(err)
+		return nil, false, p.describe(err)
 	}
 	defer sqlTx.Rollback()
 	// lock_timeout takes no parameter; wait is a number of milliseconds.
 	if _, err := sqlTx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
-		return nil, p.describe(err)
+		return nil, false, p.describe(err)
 	}
 	if _, err := sqlTx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
-		return nil, p.describe(err)
+		return nil, false, p.describe(err)
 	}
 	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite}
 	if err := fn(t); err != nil {
-		return nil, d.wrap(err)
+		return nil, false, d.wrap(err)
 	}
 	if t.changed != nil {
 		c := t.changed
 		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("%s %d %s", c.Channel, c.Seq, c.Author)); err != nil {
-			return nil, p.describe(err)
+			return nil, false, p.describe(err)
 		}
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return nil, p.describe(err)
+		return nil, true, p.describe(err)
 	}
-	return t.changed, nil
+	return t.changed, false, nil
 }
 
-// readOnly runs fn in a READ ONLY transaction.
+// readOnly runs fn in a READ ONLY transaction, again on a new connection
+// when the pooled one was closed by the server (see once).
 func (p *postgres) readOnly(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := p.readOnlyOnce(ctx, db, fn)
+		if err == nil || !lostConnection(err) || unreachable(err) || attempt == 3 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (p *postgres) readOnlyOnce(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
 	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return p.describe(err)

@@ -364,3 +364,30 @@ func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
 		}
 	}
 }
+
+// The server closes a connection the handle's pool keeps (as a restart
+// does to all of them): the next call, which the pool hands that
+// connection, runs again on a new one instead of failing.
+func TestPostgresCallSurvivesAClosedPooledConnection(t *testing.T) {
+	ctx := context.Background()
+	db, u := openPGStore(t)
+	must(t)(db.ChannelNew(ctx, gw, "solo", "", nil))
+	r := openRO(t, u)
+	admin, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for round := range 5 {
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Say(ctx, gw, SayArgs{Channel: "solo", Text: fmt.Sprint("after a cut ", round)}); err != nil {
+			t.Fatalf("round %d: a write after the server closed the connection: %v", round, err)
+		}
+		if _, err := r.Version(ctx); err != nil {
+			t.Fatalf("round %d: a read after the server closed the connection: %v", round, err)
+		}
+	}
+}

@@ -206,8 +206,8 @@ type postgres struct {
 // A pooled connection the server closed (a restart cuts them all; the
 // pool finds out only when it next uses one) fails the first statement:
 // then nothing was written, and the call runs again on a new connection,
-// within the deadline. A connection lost at the commit may have
-// committed, so that is reported, never run twice.
+// within the deadline. A connection lost at the commit of a transaction
+// that wrote may have committed, so that is reported, never run twice.
 func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (*Change, error) {
 	for {
 		changed, atCommit, err := p.try(ctx, d, deadline, fn)
@@ -227,7 +227,8 @@ func lostConnection(err error) bool {
 	return unreachable(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
 }
 
-// try is one attempt of once; atCommit says the commit itself failed.
+// try is one attempt of once; atCommit says the commit of a transaction
+// that wrote failed.
 func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (changed *Change, atCommit bool, err error) {
 	wait := time.Until(deadline)
 	if wait < time.Millisecond {
@@ -256,7 +257,9 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 		}
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return nil, true, p.describe(err)
+		// Whether a commit that lost its connection committed is unknown;
+		// a transaction that wrote nothing is safe to run again.
+		return nil, t.wrote, p.describe(err)
 	}
 	return t.changed, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,4 +264,46 @@ func TestTeamStoreWaitRecoversFromARestart(t *testing.T) {
 	if r.ID != float64(1) || !r.Success || json.Unmarshal(r.Result, &waited) != nil || !waited.Arrived {
 		t.Fatalf("the wait after the restart: %+v, want it woken by the say", r)
 	}
+}
+
+// The people's views of a team store: log and search read it, watch
+// --mine prints what waits on this repository as it happens, and none of
+// them writes or makes a party.
+func TestTeamStoreViews(t *testing.T) {
+	w, db, _ := teamWorld(t)
+	alpha, beta, outsider := w.repo("alpha"), w.repo("beta"), w.repo("outsider")
+	w.mustCall(beta, "chat_whoami", nil, nil)
+	w.mustCall(alpha, "chat_channel_new", map[string]any{"name": "ops", "parties": []string{"beta"}}, nil)
+	w.mustCall(beta, "chat_ask", map[string]any{"title": "Deploy window tonight?", "body": "We plan a flamingo rollout at 22:00.", "channel": "ops"}, nil)
+
+	before := dbStrings(t, db, `SELECT count(*) FROM parties`)
+	out, err := w.command(outsider, "log", "--all")
+	if err != nil || !strings.Contains(out, "Deploy window tonight?") || !strings.Contains(out, "beta") {
+		t.Errorf("log --all (%v):\n%s", err, out)
+	}
+	out, err = w.command(outsider, "search", "flamingo")
+	if err != nil || !strings.Contains(out, "ops") || !strings.Contains(out, "Deploy window") {
+		t.Errorf("search flamingo (%v):\n%s", err, out)
+	}
+	if after := dbStrings(t, db, `SELECT count(*) FROM parties`); after[0] != before[0] {
+		t.Errorf("log and search made a party: %v parties before, %v after", before, after)
+	}
+
+	watch, lines := startWatch(t, w, alpha, "--mine")
+	primeWatch(t, w, beta, lines)
+	w.mustCall(beta, "chat_say", map[string]any{"text": "marker: for alpha", "channel": "ops"}, nil)
+	for {
+		l, ok := nextLine(lines, liveGenerous)
+		if !ok {
+			t.Fatal("watch --mine printed nothing for beta's say")
+		}
+		if strings.Contains(l, "probe") {
+			continue
+		}
+		if !strings.Contains(l, " ops ") || !strings.HasSuffix(l, "beta say: marker: for alpha") {
+			t.Fatalf("watch --mine printed %q, want beta's say in ops", l)
+		}
+		break
+	}
+	stopProcess(t, watch, syscall.SIGINT)
 }

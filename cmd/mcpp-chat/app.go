@@ -91,16 +91,38 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 		Log: log, Changes: changes}, nil
 }
 
+// openReadOnly opens the install's store for reading only.
+func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
+	if in.onPostgres() {
+		return store.OpenReadOnlyPostgres(ctx, in.paths.Store)
+	}
+	return store.OpenReadOnly(ctx, in.paths.DB)
+}
+
+// where names the install's store for messages: the database file, or
+// the team store's URL without its password.
+func (in install) where() string {
+	if in.onPostgres() {
+		return store.RedactURL(in.paths.Store)
+	}
+	return in.paths.DB
+}
+
 // onPostgres reports an install whose store is a team store on PostgreSQL.
 func (in install) onPostgres() bool { return config.IsPostgres(in.paths.Store) }
 
-// changes is what wakes the service's chat_wait: the watcher of the
-// database's files, or a team store's notifications. It starts at the
-// first wait.
-func (in install) changes() (interface {
+// watcher says when the store may have changed: Next is a channel closed
+// at the next change (wake.Watcher for a database file, listen.Listener
+// for a team store).
+type watcher interface {
 	Next() <-chan struct{}
 	Close() error
-}, error) {
+}
+
+// changes is what wakes chat_wait, watch, log --follow and the page: the
+// watcher of the database's files, or a team store's notifications. It
+// starts at the first Next.
+func (in install) changes() (watcher, error) {
 	if in.onPostgres() {
 		return listen.New(in.paths.Store), nil
 	}

@@ -888,7 +888,7 @@ func must2[T any](t *testing.T) func(T, error) T {
 
 // execRaw runs a statement (SQLite's dialect) outside the protocol, to
 // put the store in a state an older edition could leave.
-func execRaw(t *testing.T, db *DB, query string, args ...any) (sql.Result, error) {
+func execRaw(t testing.TB, db *DB, query string, args ...any) (sql.Result, error) {
 	t.Helper()
 	if db.pg != nil {
 		query = db.pg.rewrite(query)

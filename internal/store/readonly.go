@@ -369,7 +369,7 @@ func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, er
 		return cp, err
 	}
 	if err := t.row(`SELECT count(*) FROM (SELECT 1 FROM messages
-		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4)`,
+		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4) AS unread`,
 		c.id, partyID, cursor, UnreadCountCap+1).Scan(&cp.Unread); err != nil {
 		return cp, err
 	}

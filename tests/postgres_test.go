@@ -307,3 +307,27 @@ func TestTeamStoreViews(t *testing.T) {
 	}
 	stopProcess(t, watch, syscall.SIGINT)
 }
+
+// The hook on a team store: mcpp-chat-hook hands the event to mcpp-chat
+// hook, which reads PostgreSQL; the session is told what waits on it, not
+// told twice, and Stop blocks once.
+func TestTeamStoreHook(t *testing.T) {
+	w, _, _ := teamWorld(t)
+	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
+	w.mustCall(dash, "chat_whoami", nil, nil)
+	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	w.mustCall(gw, "chat_say", map[string]any{"text": "the radio build is green"}, nil)
+	w.mustCall(gw, "chat_ask", map[string]any{"title": "Is the chunk header enum closed?", "body": "I need FRAME_AUX.", "slug": "chunk-api"}, nil)
+
+	contains(t, contextOf(t, w.event(dash, "s1", "SessionStart", "source", "startup"), "SessionStart"),
+		"you are node-dash", "#gw--dash with mesh-gw: 2 unread", `[chunk-api] "Is the chunk header enum closed?" from mesh-gw — needs your ack`)
+	mustSilent(t, "a prompt with nothing new", w.event(dash, "s1", "UserPromptSubmit", "prompt", "go on"))
+	w.mustCall(gw, "chat_say", map[string]any{"text": "also: TLS next week"}, nil)
+	text := contextOf(t, w.event(dash, "s1", "UserPromptSubmit"), "UserPromptSubmit")
+	contains(t, text, "also: TLS next week")
+	if strings.Contains(text, "radio build") {
+		t.Errorf("old lines repeated:\n%s", text)
+	}
+	contains(t, reasonOf(t, w.event(dash, "s2", "Stop", "stop_hook_active", false)), "A peer is waiting on this session", "needs your ack")
+	mustSilent(t, "a second Stop for the same state", w.event(dash, "s2", "Stop", "stop_hook_active", false))
+}

@@ -76,6 +76,9 @@ Usage:
   mcpp-chat migrate --to postgres://… [--from sqlite:PATH]
                                        copy this install's database (or PATH) into an empty
                                        team store on PostgreSQL
+  mcpp-chat hook --event EVENT [--wait]
+                                       the Claude Code hook for a team store (mcpp-chat-hook
+                                       hands it the events; it links PostgreSQL's driver)
   mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder
   mcpp-chat version                    print the version
 
@@ -116,6 +119,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return setup(rest, getenv, stdout, stderr)
 	case "parties":
 		return parties(ctx, rest, getenv, stdout, stderr)
+	case "hook":
+		return hookCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "demo":

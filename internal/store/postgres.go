@@ -250,6 +250,11 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 	if err := fn(t); err != nil {
 		return nil, false, d.wrap(err)
 	}
+	if t.wrote {
+		if _, err := sqlTx.ExecContext(ctx, `UPDATE store_clock SET n = n + 1`); err != nil {
+			return nil, false, p.describe(err)
+		}
+	}
 	if t.changed != nil {
 		c := t.changed
 		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("%s %d %s", c.Channel, c.Seq, c.Author)); err != nil {
@@ -262,6 +267,15 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 		return nil, t.wrote, p.describe(err)
 	}
 	return t.changed, false, nil
+}
+
+// fingerprint is the store's change counter, as text.
+func (p *postgres) fingerprint(db *sql.DB) (string, bool) {
+	var n int64
+	if err := db.QueryRow(`SELECT n FROM store_clock`).Scan(&n); err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s|%d", p.where, n), true
 }
 
 // readOnly runs fn in a READ ONLY transaction, again on a new connection

@@ -57,6 +57,21 @@ func openTestWith(t *testing.T, o Options) *DB {
 	return db
 }
 
+// secondHandle opens the store db holds again, as another process would.
+func secondHandle(t *testing.T, db *DB) *DB {
+	t.Helper()
+	open := func() (*DB, error) { return Open(context.Background(), db.path) }
+	if db.pg != nil { // a test store's URL has no password: path is the URL
+		open = func() (*DB, error) { return OpenPostgres(context.Background(), db.path, Options{}) }
+	}
+	other, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
 // world seats mesh-gw and node-dash in gw--dash (and registers fw-core).
 func world(t *testing.T) *DB {
 	t.Helper()

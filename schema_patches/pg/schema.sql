@@ -74,6 +74,14 @@ CREATE INDEX IF NOT EXISTS idx_messages_channel_seq   ON messages(channel_id, se
 CREATE INDEX IF NOT EXISTS idx_messages_parent        ON messages(parent_id);
 CREATE INDEX IF NOT EXISTS idx_messages_open          ON messages(channel_id, status, is_archived);
 CREATE INDEX IF NOT EXISTS idx_consumers_party        ON item_consumers(party_id);
+-- The store's change counter, moved by every call that writes (under the
+-- write lock): what the file's fingerprint is on SQLite, it lets a call
+-- answer an unchanged state from memory.
+CREATE TABLE IF NOT EXISTS store_clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n  BIGINT NOT NULL
+);
+INSERT INTO store_clock (id, n) VALUES (1, 0) ON CONFLICT DO NOTHING;
 -- Full-text search, which SQLite keeps in an index file beside the
 -- database: the expression of store.pgSearchText.
 CREATE INDEX IF NOT EXISTS idx_messages_search ON messages USING gin

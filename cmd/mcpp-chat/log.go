@@ -125,7 +125,10 @@ func openWhenThere(ctx context.Context, in install, w watcher, hint string) (*st
 		r, err := in.openReadOnly(ctx)
 		if !errors.Is(err, store.ErrNoDatabase) || w == nil {
 			if errors.Is(err, store.ErrNoDatabase) {
-				return nil, fmt.Errorf("there is no chat at %s yet — nobody has chatted there; check MCPP_CHAT_DB (or MCPP_CHAT_STORE)%s", in.where(), hint)
+				if in.onPostgres() {
+					return nil, fmt.Errorf("the team store %s has no chat yet — nobody has chatted there; check MCPP_CHAT_STORE%s", in.where(), hint)
+				}
+				return nil, fmt.Errorf("there is no chat database at %s yet — nobody has chatted there; check MCPP_CHAT_DB%s", in.paths.DB, hint)
 			}
 			return r, err
 		}

@@ -29,6 +29,7 @@ build:
 test: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || echo "make test: the PostgreSQL suite was not run (skipped): no PostgreSQL server binaries — install Debian's postgresql package"
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || echo "make test: skipping the mcpp host test (tests/test_mcpp_host.py): $(PYTHON) has no PyYAML — install python3-yaml or run pip install pyyaml"
 	$(PYTHON) -m unittest discover -s tests -p 'test_*.py'
 

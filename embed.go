@@ -18,7 +18,8 @@ var ModuleYAML []byte
 //go:embed config.yaml
 var ConfigYAML []byte
 
-// SchemaPatches holds schema.sql (version 1) and patch-N.sql (version N).
+// SchemaPatches holds schema.sql (version 1) and patch-N.sql (version N),
+// and in pg/ the steps whose SQL differs on PostgreSQL.
 //
-//go:embed schema_patches/*.sql
+//go:embed schema_patches/*.sql schema_patches/pg/*.sql
 var SchemaPatches embed.FS

@@ -7,6 +7,7 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -28,6 +29,35 @@ type Options struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// TeamStore opens a team store on PostgreSQL read-only, and
+	// TeamChanges watches it. The hook binary leaves them nil: it does
+	// not link the PostgreSQL driver (which would slow every prompt) and
+	// hands a team store's events to `mcpp-chat hook`, which sets them.
+	TeamStore   func(ctx context.Context, url string) (*store.ReadOnly, error)
+	TeamChanges func(url string) Changes
+}
+
+// Changes says when the store may have changed (wake.Watcher, or a team
+// store's listener).
+type Changes interface {
+	Next() <-chan struct{}
+	Close() error
+}
+
+// errNoTeamStore: this binary cannot read a team store.
+var errNoTeamStore = errors.New("a team store is read by mcpp-chat hook")
+
+// opener opens the install's store read-only for one look.
+func (o Options) opener(paths config.Paths) func(context.Context) (*store.ReadOnly, error) {
+	if !config.IsPostgres(paths.Store) {
+		return func(ctx context.Context) (*store.ReadOnly, error) { return store.OpenReadOnly(ctx, paths.DB) }
+	}
+	return func(ctx context.Context) (*store.ReadOnly, error) {
+		if o.TeamStore == nil {
+			return nil, errNoTeamStore
+		}
+		return o.TeamStore(ctx, paths.Store)
+	}
 }
 
 // Deadline is how long a hook run may take; past it the hook gives up and
@@ -91,22 +121,26 @@ func answer(ctx context.Context, o Options) string {
 	switch event {
 	case SessionStart, UserPromptSubmit, Stop:
 	default:
-		p, err := readPending(ctx, paths.DB, party.Root)
+		p, err := readPending(ctx, o.opener(paths), party.Root)
 		if err != nil {
 			return ""
 		}
 		return Respond(event, p, Seen{}).Text
 	}
 	// Taken before the read, so that a write landing during it moves the
-	// fingerprint and the next run reads again.
-	fp, _ := store.Fingerprint(paths.DB)
+	// fingerprint and the next run reads again. A team store has no file
+	// to fingerprint: every event looks.
+	var fp string
+	if !config.IsPostgres(paths.Store) {
+		fp, _ = store.Fingerprint(paths.DB)
+	}
 	dir := StateDir(o.Env)
 	if fp != "" && pl.SessionID != "" {
 		if st, ok := PeekState(dir, pl.SessionID, party.Root); ok && st.quietAt(event) == fp {
 			return "" // nothing was written since this event last had nothing new to say
 		}
 	}
-	p, err := readPending(ctx, paths.DB, party.Root)
+	p, err := readPending(ctx, o.opener(paths), party.Root)
 	if err != nil {
 		return ""
 	}
@@ -170,9 +204,9 @@ func locate(env config.Env, exe, cwd string) (config.Paths, config.Party, error)
 	return paths, party, err
 }
 
-// readPending opens the database read-only for one look.
-func readPending(ctx context.Context, db, root string) (store.Pending, error) {
-	r, err := store.OpenReadOnly(ctx, db)
+// readPending opens the store read-only for one look.
+func readPending(ctx context.Context, open func(context.Context) (*store.ReadOnly, error), root string) (store.Pending, error) {
+	r, err := open(ctx)
 	if err != nil {
 		return store.Pending{}, err
 	}

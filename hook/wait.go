@@ -46,13 +46,18 @@ func runWaiter(ctx context.Context, o Options) int {
 	dir := StateDir(o.Env)
 	c := claimWaiter(dir, pl.SessionID, party.Root)
 	defer c.release()
-	w, err := wake.Watch(paths.DB, paths.Tick)
-	if err != nil {
+	var w Changes
+	if config.IsPostgres(paths.Store) {
+		if o.TeamChanges == nil {
+			return ExitOK
+		}
+		w = o.TeamChanges(paths.Store)
+	} else if w, err = wake.Watch(paths.DB, paths.Tick); err != nil {
 		return ExitOK
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, db: paths.DB}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, open: o.opener(paths)}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(recheckEvery)
 	defer recheck.Stop()
@@ -132,9 +137,10 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 // reported (shared with the Stop hook through the state file) and, without
 // a session record, what blocked at its previous look.
 type watcherLook struct {
-	dir, session, root, db string
-	looked                 bool     // a look was taken: blocked is what it saw
-	blocked                []string // without a record, what blocked at the last look
+	dir, session, root string
+	open               func(context.Context) (*store.ReadOnly, error)
+	looked             bool     // a look was taken: blocked is what it saw
+	blocked            []string // without a record, what blocked at the last look
 }
 
 // check reads the database and reports the wake reason when something
@@ -146,7 +152,7 @@ type watcherLook struct {
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	look, cancel := context.WithTimeout(ctx, Deadline)
 	defer cancel()
-	p, err := readPending(look, l.db, l.root)
+	p, err := readPending(look, l.open, l.root)
 	if err != nil {
 		return "", false
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "github.com/ncruces/go-sqlite3/driver"
 )
@@ -102,11 +103,13 @@ func checkIntegrity(t *testing.T, db *sql.DB) {
 // archived item has its archive event and its whole thread archived.
 func checkInvariants(t *testing.T, db *sql.DB) {
 	t.Helper()
-	checkIntegrity(t, db)
+	if _, onPostgres := db.Driver().(*stdlib.Driver); !onPostgres {
+		checkIntegrity(t, db) // SQLite's own checks of the file
+	}
 	checks := []struct{ what, query string }{
 		{"channels whose seqs are not exactly 1..max", `
 			SELECT count(*) FROM (SELECT channel_id FROM messages GROUP BY channel_id
-			HAVING min(seq) <> 1 OR max(seq) <> count(*) OR count(DISTINCT seq) <> count(*))`},
+			HAVING min(seq) <> 1 OR max(seq) <> count(*) OR count(DISTINCT seq) <> count(*)) AS gaps`},
 		{"items with fewer than two consumers", `
 			SELECT count(*) FROM messages m WHERE m.kind = 'ask'
 			AND (SELECT count(*) FROM item_consumers ic WHERE ic.message_id = m.id) < 2`},

@@ -71,6 +71,50 @@ func killAfter(k *killable, max time.Duration) {
 	k.kill()
 }
 
+// killRound runs one round of TestKillDuringAsks's load — a serve process
+// raising items, one answering them, both SIGKILLed at random moments —
+// and returns the asks that were answered as raised.
+func killRound(f *faultWorld, round int) (asked []map[string]any) {
+	raiser := f.serveKillable(f.asker)
+	answerer := f.serveKillable(f.answerer)
+	var mu sync.Mutex
+	var raised []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var answered []map[string]any
+	go func() {
+		defer wg.Done()
+		asked = stream(3, func(i int) (string, map[string]any, bool) {
+			slug := fmt.Sprintf("r%d-q%d", round, i)
+			mu.Lock()
+			raised = append(raised, slug)
+			mu.Unlock()
+			return "chat_ask", map[string]any{"title": "Question " + slug, "body": "Please answer.", "slug": slug}, i < 400
+		}, raiser)
+	}()
+	go func() {
+		defer wg.Done()
+		answered = stream(2, func(i int) (string, map[string]any, bool) {
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(raised) == 0 {
+				return "chat_inbox", nil, i < 2000
+			}
+			slug := raised[rand.IntN(len(raised))]
+			if i%3 == 0 {
+				return "chat_ack", map[string]any{"item": slug, "note": "seen"}, i < 2000
+			}
+			return "chat_reply", map[string]any{"item": slug, "text": "answer to " + slug}, i < 2000
+		}, answerer)
+	}()
+	go killAfter(answerer, 400*time.Millisecond)
+	killAfter(raiser, 400*time.Millisecond)
+	wg.Wait()
+	f.t.Logf("round %d: %d asks and %d answers before the kill", round, len(asked), len(answered))
+	return asked
+}
+
 // TestKillDuringAsks: a serve process raising a stream of items and one
 // answering them (replies that auto-ack, acks with events) are SIGKILLed
 // at random moments. No item may be left without its consumers, no reply
@@ -79,42 +123,7 @@ func killAfter(k *killable, max time.Duration) {
 func TestKillDuringAsks(t *testing.T) {
 	f := newFaultWorld(t)
 	for round := 0; round < killRounds; round++ {
-		raiser := f.serveKillable(f.asker)
-		answerer := f.serveKillable(f.answerer)
-		var mu sync.Mutex
-		var raised []string
-		var wg sync.WaitGroup
-		wg.Add(2)
-		var asked, answered []map[string]any
-		go func() {
-			defer wg.Done()
-			asked = stream(3, func(i int) (string, map[string]any, bool) {
-				slug := fmt.Sprintf("r%d-q%d", round, i)
-				mu.Lock()
-				raised = append(raised, slug)
-				mu.Unlock()
-				return "chat_ask", map[string]any{"title": "Question " + slug, "body": "Please answer.", "slug": slug}, i < 400
-			}, raiser)
-		}()
-		go func() {
-			defer wg.Done()
-			answered = stream(2, func(i int) (string, map[string]any, bool) {
-				time.Sleep(2 * time.Millisecond)
-				mu.Lock()
-				defer mu.Unlock()
-				if len(raised) == 0 {
-					return "chat_inbox", nil, i < 2000
-				}
-				slug := raised[rand.IntN(len(raised))]
-				if i%3 == 0 {
-					return "chat_ack", map[string]any{"item": slug, "note": "seen"}, i < 2000
-				}
-				return "chat_reply", map[string]any{"item": slug, "text": "answer to " + slug}, i < 2000
-			}, answerer)
-		}()
-		go killAfter(answerer, 400*time.Millisecond)
-		killAfter(raiser, 400*time.Millisecond)
-		wg.Wait()
+		asked := killRound(f, round)
 
 		db := roDB(t, f.db)
 		checkInvariants(t, db)
@@ -127,7 +136,6 @@ func TestKillDuringAsks(t *testing.T) {
 				t.Errorf("round %d: ask %s was answered as raised but is not stored", round, a["slug"])
 			}
 		}
-		t.Logf("round %d: %d asks and %d answers before the kill", round, len(asked), len(answered))
 		db.Close()
 		if t.Failed() {
 			t.FailNow()

@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 // TestWakeLatency is a benchmark, not a check: with MCPP_CHAT_BENCH=1 it
@@ -32,14 +35,27 @@ func TestWakeLatency(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("MCPP_CHAT_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
-	t.Run("tick", func(t *testing.T) { wakeRounds(t, rounds, true) })
-	t.Run("no tick", func(t *testing.T) { wakeRounds(t, rounds, false) })
+	t.Run("tick", func(t *testing.T) { wakeRounds(t, rounds, true, "") })
+	t.Run("no tick", func(t *testing.T) { wakeRounds(t, rounds, false, "") })
+	t.Run("postgres", func(t *testing.T) { wakeRounds(t, rounds, false, pgtest.URL(t)) })
 }
 
 // wakeRounds measures rounds wake-ups; without the tick file the server
-// wakes on the -wal alone, and the commit time is not known.
-func wakeRounds(t *testing.T, rounds int, tick bool) {
+// wakes on the -wal alone, and the commit time is not known. With a team
+// store (storeURL) the server is woken by the store's notification, and
+// the say's own time (its created_at, the call's time) stands for the
+// commit's, as the tick line's does.
+func wakeRounds(t *testing.T, rounds int, tick bool, storeURL string) {
 	var env []string
+	var team *sql.DB
+	if storeURL != "" {
+		env = append(env, "MCPP_CHAT_STORE="+storeURL)
+		var err error
+		if team, err = sql.Open("pgx", storeURL); err != nil {
+			t.Fatal(err)
+		}
+		defer team.Close()
+	}
 	if !tick {
 		config := filepath.Join(t.TempDir(), "config.yaml")
 		if err := os.WriteFile(config, []byte("chat:\n  tick_file: \"\"\n"), 0o600); err != nil {
@@ -82,6 +98,14 @@ func wakeRounds(t *testing.T, rounds int, tick bool) {
 			}
 			fromCommit = append(fromCommit, answered.Sub(line.at))
 		}
+		if team != nil {
+			said := dbStrings(t, team, `SELECT created_at FROM messages ORDER BY id DESC LIMIT 1`)
+			at, err := time.Parse("2006-01-02T15:04:05.999999-07:00", said[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromCommit = append(fromCommit, answered.Sub(at))
+		}
 	}
 	report := func(name string, d []time.Duration) string {
 		slices.Sort(d)
@@ -89,8 +113,8 @@ func wakeRounds(t *testing.T, rounds int, tick bool) {
 			liveMs(livePct(d, 50)), liveMs(livePct(d, 95)), liveMs(d[len(d)-1]), len(d))
 	}
 	t.Log(report("answer after the end of the peer's call process", fromExit))
-	if tick {
-		t.Log(report("answer after the peer's commit (its tick time)", fromCommit))
+	if tick || team != nil {
+		t.Log(report("answer after the peer's commit (the call's time)", fromCommit))
 	}
 	if raw, err := json.Marshal(map[string]any{"from_exit_ms": liveMsAll(fromExit), "from_commit_ms": liveMsAll(fromCommit)}); err == nil {
 		t.Logf("raw: %s", raw)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 	"github.com/mcpp/mcpp-chat/tests/sandbox"
 )
 
@@ -77,13 +78,13 @@ func buildAndRun(m *testing.M) int {
 		}
 	}
 	if !raceBinaries {
-		return m.Run()
+		return pgtest.Main(m)
 	}
 	// A child that finds a race reports it and exits 66 at the end, which a
 	// test may not look at (a server it stops): collect the reports instead.
 	races := filepath.Join(dir, "race")
 	os.Setenv("GORACE", "log_path="+races)
-	code := m.Run()
+	code := pgtest.Main(m)
 	reports, _ := filepath.Glob(races + ".*")
 	for _, r := range reports {
 		data, _ := os.ReadFile(r)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
@@ -27,8 +28,14 @@ type fixtureCase struct {
 }
 
 // On a copy of the Python edition's database, every answer it gave must be
-// ours too: each expected key present and equal, lists in the same order.
+// ours too: each expected key present and equal, lists in the same order —
+// on SQLite, and on PostgreSQL after `mcpp-chat migrate` copied it there.
 func TestPythonFixtureAnswers(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { fixtureAnswers(t, openFixtureCopy(t)) })
+	t.Run("postgres", func(t *testing.T) { fixtureAnswers(t, openFixtureOnPostgres(t)) })
+}
+
+func fixtureAnswers(t *testing.T, db *store.DB) {
 	data, err := os.ReadFile(filepath.Join(fixtureDir, "reference-v1.expected.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +47,6 @@ func TestPythonFixtureAnswers(t *testing.T) {
 	if len(cases) != 48 {
 		t.Fatalf("want the 48 reference answers, found %d", len(cases))
 	}
-	db := openFixtureCopy(t)
 	manifest, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +94,27 @@ func openFixtureCopy(t *testing.T) *store.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// openFixtureOnPostgres copies the Python edition's database into a fresh
+// PostgreSQL store, as `mcpp-chat migrate` does.
+func openFixtureOnPostgres(t *testing.T) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	to, err := store.OpenPostgres(ctx, pgtest.URL(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { to.Close() })
+	from, err := store.OpenReadOnly(ctx, filepath.Join(fixtureDir, "reference-v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	if _, err := store.CopyTo(ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	return to
 }
 
 // subset reports whether every key of want is in got with an equal value

@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -37,43 +35,12 @@ func exitAfterSignal(ctx context.Context) {
 	os.Exit(hook.ExitOK)
 }
 
-const usage = `mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
-
-Usage (the hook payload JSON comes on stdin):
-  mcpp-chat-hook --event SessionStart|UserPromptSubmit|Stop
-  mcpp-chat-hook --event Stop --wait [--timeout 3600]   (for "asyncRewake": true)
-  mcpp-chat-hook --version
-
-It always exits 0 and prints nothing on any error; --wait exits 2 when a
-peer waits on the session. See docs/hooks.md.
-`
-
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcpp-chat-hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // a hook's stray output would reach the session
-	event := fs.String("event", "", "hook event name (default: the payload's hook_event_name)")
-	wait := fs.Bool("wait", false, "block until a peer waits on this session, then exit 2")
-	timeout := fs.Int("timeout", int(hook.DefaultWaitTimeout/time.Second), "seconds --wait blocks at most")
-	showVersion := fs.Bool("version", false, "print the version")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, usage)
-		}
-		return hook.ExitOK
-	}
-	if *showVersion {
-		fmt.Fprintf(stdout, "mcpp-chat-hook %s\n", version)
-		return hook.ExitOK
-	}
 	exe, _ := os.Executable()
-	return hook.Run(ctx, hook.Options{
-		Event:   *event,
-		Wait:    *wait,
-		Timeout: time.Duration(*timeout) * time.Second,
-		Env:     getenv,
-		Exe:     exe,
-		Stdin:   stdin,
-		Stdout:  stdout,
-		Stderr:  stderr,
-	})
+	// A team store is read through PostgreSQL's driver, which this binary
+	// does not link: it would slow every prompt of every other install.
+	if hook.ForTeamStore(getenv, exe) {
+		return hook.Delegate(ctx, exe, args, stdin, stdout, stderr)
+	}
+	return hook.Command(ctx, args, version, hook.Options{Env: getenv, Exe: exe, Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }

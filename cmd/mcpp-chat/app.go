@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/listen"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
@@ -44,10 +45,15 @@ func (in install) identity() store.Identity {
 	return store.Identity{Name: in.party.Name, Workspace: in.party.Root, OSUser: config.OSUser(in.env)}
 }
 
-// open opens (creating if needed) the database for writing, with the
-// configured busy timeout.
+// open opens the install's store for writing, with the configured busy
+// timeout: the database file (made if needed), or the team store on
+// PostgreSQL.
 func (in install) open(ctx context.Context) (*store.DB, error) {
-	return store.OpenWith(ctx, in.paths.DB, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	o := store.Options{BusyTimeout: in.cfg.BusyTimeout()}
+	if in.onPostgres() {
+		return store.OpenPostgres(ctx, in.paths.Store, o)
+	}
+	return store.OpenWith(ctx, in.paths.DB, o)
 }
 
 // newLog is a command's logger: warnings and failures, on stderr, which
@@ -67,7 +73,7 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if err != nil {
 		return nil, err
 	}
-	if in.cfg.Storage.DailyBackup {
+	if in.cfg.Storage.DailyBackup && !in.onPostgres() {
 		db.DailyBackup(in.paths.Backups, in.cfg.Storage.BackupRetainDays, func(err error) {
 			log.Warn("the daily backup failed (the call itself succeeded)", "err", err)
 		})
@@ -75,8 +81,7 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	if in.paths.Tick != "" {
 		db.OnCommit = tickWriter(in.paths.Tick)
 	}
-	// Shared by every chat_wait; it starts watching at the first.
-	changes, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	changes, err := in.changes()
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -84,6 +89,44 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	context.AfterFunc(ctx, func() { changes.Close() })
 	return &tools.Service{DB: db, Config: in.cfg, Paths: in.paths, Me: in.identity(), Manifest: manifest, Env: in.env,
 		Log: log, Changes: changes}, nil
+}
+
+// openReadOnly opens the install's store for reading only.
+func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
+	if in.onPostgres() {
+		return store.OpenReadOnlyPostgres(ctx, in.paths.Store)
+	}
+	return store.OpenReadOnly(ctx, in.paths.DB)
+}
+
+// where names the install's store for messages: the database file, or
+// the team store's URL without its password.
+func (in install) where() string {
+	if in.onPostgres() {
+		return store.RedactURL(in.paths.Store)
+	}
+	return in.paths.DB
+}
+
+// onPostgres reports an install whose store is a team store on PostgreSQL.
+func (in install) onPostgres() bool { return config.IsPostgres(in.paths.Store) }
+
+// watcher says when the store may have changed: Next is a channel closed
+// at the next change (wake.Watcher for a database file, listen.Listener
+// for a team store).
+type watcher interface {
+	Next() <-chan struct{}
+	Close() error
+}
+
+// changes is what wakes chat_wait, watch, log --follow and the page: the
+// watcher of the database's files, or a team store's notifications. It
+// starts at the first Next.
+func (in install) changes() (watcher, error) {
+	if in.onPostgres() {
+		return listen.New(in.paths.Store), nil
+	}
+	return wake.Watch(in.paths.DB, in.paths.Tick)
 }
 
 // flags builds a subcommand's flag set whose --help prints usage to stdout

@@ -35,6 +35,10 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "module dir:  %s\n", in.paths.ModuleDir)
 	fmt.Fprintf(stdout, "config:      %s%s\n", in.paths.Config, configNote)
+	if in.onPostgres() {
+		return doctorTeamStore(ctx, stdout, in)
+	}
+	fmt.Fprintf(stdout, "store:       the database file (sqlite)\n")
 	fmt.Fprintf(stdout, "database:    %s\n", in.paths.DB)
 	if mode, open := readableByOthers(in.paths.DB); open {
 		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
@@ -143,4 +147,27 @@ func readableByOthers(path string) (os.FileMode, bool) {
 		return 0, false
 	}
 	return info.Mode().Perm(), info.Mode().Perm()&0o044 != 0
+}
+
+// doctorTeamStore shows a team store: where it is, whether it answers, and
+// its schema, without writing to it.
+func doctorTeamStore(ctx context.Context, stdout io.Writer, in install) int {
+	fmt.Fprintf(stdout, "store:       %s (a team store on PostgreSQL)\n", store.RedactURL(in.paths.Store))
+	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
+	version, err := store.InspectPostgres(ctx, in.paths.Store)
+	if err != nil {
+		fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "reachable:   yes\n")
+	if version == 0 {
+		fmt.Fprintf(stdout, "schema:      none yet — the first chat call makes it (or mcpp-chat migrate copies a database into it)\n")
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "schema:      version %d (this binary knows up to %d)\n", version, store.SchemaVersion())
+	if version > store.SchemaVersion() {
+		fmt.Fprintf(stdout, "warning:     the store is newer than this mcpp-chat — upgrade mcpp-chat\n")
+		return exitError
+	}
+	return exitOK
 }

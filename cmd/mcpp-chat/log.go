@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/transcript"
-	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
 const logSynopsis = `log [CHANNEL] [--all] [--since SEQ] [--archived] [--follow] [--color auto|always|never]
@@ -82,15 +81,15 @@ func (a *logArgs) check(rest []string) error {
 }
 
 func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
-	var w *wake.Watcher
+	var w watcher
 	if a.follow {
 		var err error
-		if w, err = wake.Watch(in.paths.DB, in.paths.Tick); err != nil {
+		if w, err = in.changes(); err != nil {
 			return err
 		}
 		defer w.Close()
 	}
-	r, err := openWhenThere(ctx, in.paths.DB, w, ", or pass --follow to wait for it")
+	r, err := openWhenThere(ctx, in, w, ", or pass --follow to wait for it")
 	if err != nil {
 		return err
 	}
@@ -117,16 +116,19 @@ func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
 // openWhenThere opens the database read-only; with a watcher (--follow) it
 // waits for a database that does not exist yet, and never creates it.
 // hint ends the sentence when there is none.
-func openWhenThere(ctx context.Context, path string, w *wake.Watcher, hint string) (*store.ReadOnly, error) {
+func openWhenThere(ctx context.Context, in install, w watcher, hint string) (*store.ReadOnly, error) {
 	for {
 		var next <-chan struct{}
 		if w != nil {
 			next = w.Next() // before the look, so a database made during it wakes us
 		}
-		r, err := store.OpenReadOnly(ctx, path)
+		r, err := in.openReadOnly(ctx)
 		if !errors.Is(err, store.ErrNoDatabase) || w == nil {
 			if errors.Is(err, store.ErrNoDatabase) {
-				return nil, fmt.Errorf("there is no chat database at %s yet — nobody has chatted there; check MCPP_CHAT_DB%s", path, hint)
+				if in.onPostgres() {
+					return nil, fmt.Errorf("the team store %s has no chat yet — nobody has chatted there; check MCPP_CHAT_STORE%s", in.where(), hint)
+				}
+				return nil, fmt.Errorf("there is no chat database at %s yet — nobody has chatted there; check MCPP_CHAT_DB%s", in.paths.DB, hint)
 			}
 			return r, err
 		}
@@ -194,7 +196,7 @@ func writeChannel(ctx context.Context, r *store.ReadOnly, name string, a logArgs
 
 // followLog prints each message that arrives, in the channels shown (with
 // --all, in channels made later too), after each wake-up like watch's.
-func followLog(ctx context.Context, w *wake.Watcher, r *store.ReadOnly, in install, a logArgs, last map[string]int64, out io.Writer) error {
+func followLog(ctx context.Context, w watcher, r *store.ReadOnly, in install, a logArgs, last map[string]int64, out io.Writer) error {
 	shown := ""
 	next := w.Next()
 	for {

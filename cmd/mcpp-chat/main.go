@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver of team stores on PostgreSQL
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -71,6 +73,12 @@ Usage:
                                        for you, not agents: list the parties with their folder
                                        and last activity, move one to a new folder, forget one,
                                        reset a cursor
+  mcpp-chat migrate --to postgres://… [--from sqlite:PATH]
+                                       copy this install's database (or PATH) into an empty
+                                       team store on PostgreSQL
+  mcpp-chat hook --event EVENT [--wait]
+                                       the Claude Code hook for a team store (mcpp-chat-hook
+                                       hands it the events; it links PostgreSQL's driver)
   mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder
   mcpp-chat version                    print the version
 
@@ -111,6 +119,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return setup(rest, getenv, stdout, stderr)
 	case "parties":
 		return parties(ctx, rest, getenv, stdout, stderr)
+	case "hook":
+		return hookCmd(ctx, rest, getenv, stdin, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":

@@ -55,7 +55,7 @@ func runSearch(ctx context.Context, getenv func(string) string, a store.SearchAr
 	if err != nil {
 		return err
 	}
-	r, err := openWhenThere(ctx, in.paths.DB, nil, "")
+	r, err := openWhenThere(ctx, in, nil, "")
 	if err != nil {
 		return err
 	}

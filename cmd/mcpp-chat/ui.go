@@ -7,7 +7,6 @@ import (
 	"net"
 	"strings"
 
-	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/internal/web"
 )
 
@@ -73,12 +72,12 @@ func runUI(ctx context.Context, getenv func(string) string, listen string, remot
 	if err != nil {
 		return err
 	}
-	r, err := openWhenThere(ctx, in.paths.DB, nil, "")
+	r, err := openWhenThere(ctx, in, nil, "")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	w, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	w, err := in.changes()
 	if err != nil {
 		return err
 	}
@@ -93,6 +92,6 @@ func runUI(ctx context.Context, getenv func(string) string, listen string, remot
 		return err
 	}
 	go srv.Run(ctx)
-	fmt.Fprintf(stdout, "mcpp-chat ui: http://%s/ shows %s — Ctrl-C stops it\n", ln.Addr(), in.paths.DB)
+	fmt.Fprintf(stdout, "mcpp-chat ui: http://%s/ shows %s — Ctrl-C stops it\n", ln.Addr(), in.where())
 	return web.Serve(ctx, ln, srv.Handler())
 }

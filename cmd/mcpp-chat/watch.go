@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
-	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -44,7 +43,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 		return exitError
 	}
-	w, err := wake.Watch(in.paths.DB, in.paths.Tick)
+	w, err := in.changes()
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 		return exitError
@@ -54,7 +53,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 	var src changeSource = &tickSource{path: in.paths.Tick}
 	var db *dbSource
 	if *mine || in.paths.Tick == "" {
-		db = &dbSource{path: in.paths.DB}
+		db = &dbSource{in: in}
 		if *mine {
 			db.workspace = in.party.Root
 		}
@@ -87,12 +86,14 @@ func watchBanner(ctx context.Context, in install, db *dbSource, command string) 
 	switch {
 	case db == nil:
 		fmt.Fprintf(&b, "watching the tick file %s (a line per change to %s)", in.paths.Tick, in.paths.DB)
+	case in.onPostgres() && db.workspace == "":
+		fmt.Fprintf(&b, "watching the team store %s (a line per new message)", in.where())
 	case db.workspace == "":
 		fmt.Fprintf(&b, "watching the database %s (a line per new message; chat.tick_file is off)", in.paths.DB)
 	default:
-		fmt.Fprintf(&b, "watching the database %s for what waits on %s", in.paths.DB, db.partyName(ctx, in))
+		fmt.Fprintf(&b, "watching %s for what waits on %s", in.where(), db.partyName(ctx, in))
 	}
-	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) && !in.onPostgres() {
 		b.WriteString("; the database does not exist yet, the watch waits for it")
 	}
 	if command != "" {
@@ -111,7 +112,7 @@ type changeSource interface {
 
 // follow reports src's lines after each change, from the one changed
 // reports on; started is what src.start said.
-func follow(ctx context.Context, w *wake.Watcher, changed <-chan struct{}, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
+func follow(ctx context.Context, w watcher, changed <-chan struct{}, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
 	lastErr := ""
 	report := func(err error) {
 		// A database mid-creation or busy is normal; say each new trouble once.
@@ -194,7 +195,7 @@ func readTick(path string) (string, error) {
 // It reads through the read-only handle: a watch never creates, migrates
 // or writes the database, and never makes a party.
 type dbSource struct {
-	path      string
+	in        install
 	workspace string
 	db        *store.ReadOnly
 	after     int64
@@ -216,10 +217,10 @@ func (s *dbSource) open(ctx context.Context) error {
 	if s.db != nil {
 		return nil
 	}
-	if info, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) || (err == nil && info.Size() == 0) {
+	if info, err := os.Stat(s.in.paths.DB); !s.in.onPostgres() && (errors.Is(err, fs.ErrNotExist) || (err == nil && info.Size() == 0)) {
 		return nil // none yet, or one being created
 	}
-	db, err := store.OpenReadOnly(ctx, s.path)
+	db, err := s.in.openReadOnly(ctx)
 	if errors.Is(err, store.ErrNoDatabase) {
 		return nil
 	}

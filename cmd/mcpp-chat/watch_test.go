@@ -80,7 +80,7 @@ func TestWatchSaysWhatItWatches(t *testing.T) {
 	}
 
 	out, errs = runWatch(t, env, "--mine", "--exec", "true")
-	if out != "" || !strings.Contains(errs, "watching the database "+db+" for what waits on alpha ("+repo) || !strings.Contains(errs, `runs "true"`) {
+	if out != "" || !strings.Contains(errs, "watching "+db+" for what waits on alpha ("+repo) || !strings.Contains(errs, `runs "true"`) {
 		t.Errorf("watch --mine: stdout %q, stderr %q", out, errs)
 	}
 	if _, err := os.Stat(db); err == nil {

@@ -31,6 +31,7 @@ type Config struct {
 		WaitProgressMS int    `yaml:"wait_progress_ms"`
 	} `yaml:"chat"`
 	Storage struct {
+		URL              string `yaml:"url"`
 		DBPath           string `yaml:"db_path"`
 		DailyBackup      bool   `yaml:"daily_backup"`
 		BackupRetainDays int    `yaml:"backup_retain_days"`
@@ -51,6 +52,7 @@ func Defaults() Config {
 	c.Chat.TickFile = ".tick"
 	c.Chat.MaxBodyBytes = 65536
 	c.Chat.AnswerBudget = 32000
+	c.Storage.URL = ""
 	c.Chat.WaitProgressMS = 5000
 	c.Storage.DBPath = ""
 	c.Storage.DailyBackup = true
@@ -196,9 +198,12 @@ func Load(path string) (Config, error) {
 type Paths struct {
 	ModuleDir string // the "channel": everyone sharing it shares one universe
 	Config    string // config file (may not exist)
-	DB        string
-	Tick      string // "" when disabled
-	Backups   string
+	// Store is the store's URL: sqlite:<DB> for the embedded database,
+	// or postgres://… for a team store on PostgreSQL.
+	Store   string
+	DB      string
+	Tick    string // "" when disabled
+	Backups string
 }
 
 // Env reads environment variables; tests pass a map's lookup.
@@ -219,7 +224,28 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	if err != nil {
 		return p, cfg, err
 	}
-	p.DB = env("MCPP_CHAT_DB")
+	// MCPP_CHAT_STORE › MCPP_CHAT_DB › storage.url › storage.db_path.
+	p.Store = env("MCPP_CHAT_STORE")
+	if p.Store == "" && env("MCPP_CHAT_DB") == "" {
+		p.Store = cfg.Storage.URL
+	}
+	switch {
+	case p.Store == "":
+	case strings.HasPrefix(p.Store, "sqlite:"):
+		p.DB = strings.TrimPrefix(p.Store, "sqlite:")
+		if p.DB != "" && !filepath.IsAbs(p.DB) {
+			p.DB = filepath.Join(p.ModuleDir, p.DB)
+		}
+	case IsPostgres(p.Store):
+		// The team store: no file of ours holds the chat, so there is
+		// no tick file and no daily copy; DB stays the default path,
+		// which `mcpp-chat migrate` copies from.
+	default:
+		return p, cfg, fmt.Errorf("the store URL %q (MCPP_CHAT_STORE or storage.url) is neither sqlite:PATH nor postgres://… — use one of those, or leave it empty for the database file", p.Store)
+	}
+	if p.DB == "" {
+		p.DB = env("MCPP_CHAT_DB")
+	}
 	if p.DB == "" && cfg.Storage.DBPath != "" {
 		p.DB = cfg.Storage.DBPath
 		if !filepath.IsAbs(p.DB) {
@@ -232,8 +258,11 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	if abs, err := filepath.Abs(p.DB); err == nil {
 		p.DB = abs
 	}
+	if !IsPostgres(p.Store) {
+		p.Store = "sqlite:" + p.DB
+	}
 	dbDir := filepath.Dir(p.DB)
-	if cfg.Chat.TickFile != "" {
+	if cfg.Chat.TickFile != "" && !IsPostgres(p.Store) {
 		p.Tick = cfg.Chat.TickFile
 		if !filepath.IsAbs(p.Tick) {
 			p.Tick = filepath.Join(dbDir, p.Tick)
@@ -241,6 +270,11 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	}
 	p.Backups = filepath.Join(dbDir, ".backups")
 	return p, cfg, nil
+}
+
+// IsPostgres reports a store URL of a PostgreSQL store.
+func IsPostgres(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
 }
 
 // BuildCheckout is the checkout `make build` ran in, recorded in the binary

@@ -117,6 +117,38 @@ func TestResolvePaths(t *testing.T) {
 	}
 }
 
+// The store URL picks the engine: MCPP_CHAT_STORE, then MCPP_CHAT_DB,
+// then storage.url, then storage.db_path. A PostgreSQL store has no tick
+// file; an unknown scheme is refused with what to write instead.
+func TestResolveStore(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("storage:\n  url: sqlite:team/chat.db\n"), 0o644)
+	pg := "postgres://chat@db.example/chat"
+	for _, c := range []struct {
+		env       map[string]string
+		store, db string
+		tick      bool
+	}{
+		{map[string]string{"MCPP_CHAT_HOME": home}, "sqlite:" + filepath.Join(home, "chat.db"), filepath.Join(home, "chat.db"), true},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg}, "sqlite:" + filepath.Join(home, "team", "chat.db"), filepath.Join(home, "team", "chat.db"), true},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg, "MCPP_CHAT_DB": "/x/y.db"}, "sqlite:/x/y.db", "/x/y.db", true},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg, "MCPP_CHAT_DB": "/x/y.db", "MCPP_CHAT_STORE": pg}, pg, "/x/y.db", false},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "postgresql:///chat?host=/run/pg"}, "postgresql:///chat?host=/run/pg", filepath.Join(home, "chat.db"), false},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:/srv/chat.db"}, "sqlite:/srv/chat.db", "/srv/chat.db", true},
+	} {
+		p, _, err := Resolve(env(c.env), "")
+		if err != nil || p.Store != c.store || p.DB != c.db || (p.Tick != "") != c.tick {
+			t.Errorf("%v: store %q db %q tick %q, %v; want store %q db %q tick %v", c.env, p.Store, p.DB, p.Tick, err, c.store, c.db, c.tick)
+		}
+	}
+	_, _, err := Resolve(env(map[string]string{"MCPP_CHAT_STORE": "mysql://chat"}), "")
+	if err == nil || !strings.Contains(err.Error(), "neither sqlite:PATH nor postgres://") {
+		t.Errorf("an unknown scheme: %v", err)
+	}
+}
+
 // The embedded config.yaml is the file users copy: it must stay valid.
 func TestShippedConfigParses(t *testing.T) {
 	data, err := os.ReadFile("../../config.yaml")

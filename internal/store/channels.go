@@ -215,7 +215,7 @@ func (t *tx) channelInfos(p party, all bool, only int64) ([]ChannelInfo, error) 
 		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.kind = 'ask' AND m.is_archived = 0),
 		       (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.is_archived = 0 AND m.author_id <> ?1
 		          AND m.seq > coalesce((SELECT last_seq FROM cursors WHERE channel_id = c.id AND party_id = ?1), 0))
-		FROM channels c WHERE (?3 = 0 OR c.id = ?3) AND (?2 OR `+member+`) ORDER BY c.name`, p.id, all, only)
+		FROM channels c WHERE (?3 = 0 OR c.id = ?3) AND (?2 = 1 OR `+member+`) ORDER BY c.name`, p.id, all, only)
 	if err != nil {
 		return nil, err
 	}
@@ -366,17 +366,13 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 				seat = append(seat, q)
 			}
 		}
-		res, err := t.exec(`INSERT INTO channels (name, about, created_by, created_at) VALUES (?, ?, ?, ?)`,
-			clean, nullable(strings.TrimSpace(about)), p.id, t.now)
-		if err != nil {
-			return err
-		}
 		c := channel{name: clean}
-		if c.id, err = res.LastInsertId(); err != nil {
+		if err := t.insert(&c.id, `INSERT INTO channels (name, about, created_by, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+			clean, nullable(strings.TrimSpace(about)), p.id, t.now); err != nil {
 			return err
 		}
 		for _, q := range seat {
-			if _, err := t.exec(`INSERT OR IGNORE INTO channel_parties (channel_id, party_id, joined_at) VALUES (?, ?, ?)`, c.id, q.id, t.now); err != nil {
+			if _, err := t.exec(`INSERT INTO channel_parties (channel_id, party_id, joined_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.id, q.id, t.now); err != nil {
 				return err
 			}
 		}

@@ -84,6 +84,8 @@ type DB struct {
 	// opened is the file at path when it was opened: a write checks that
 	// it is still the one there (stillAtPath).
 	opened os.FileInfo
+	// pg is the PostgreSQL engine of a team store; nil for SQLite.
+	pg *postgres
 	// busyTimeout and clock are Options'.
 	busyTimeout time.Duration
 	clock       func() time.Time
@@ -156,6 +158,9 @@ func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
 // vanish when the process exits and that no other session ever sees. One
 // stat per write transaction; reads do without.
 func (d *DB) stillAtPath() error {
+	if d.pg != nil {
+		return nil
+	}
 	info, err := os.Stat(d.path)
 	if err == nil && os.SameFile(info, d.opened) {
 		return nil
@@ -173,7 +178,9 @@ func (d *DB) Close() error {
 	d.notify.flush()
 	d.search.close()
 	d.stmts.close()
-	d.queue.close()
+	if d.queue != nil {
+		d.queue.close()
+	}
 	return d.sql.Close()
 }
 
@@ -218,6 +225,9 @@ func isBusy(err error) bool {
 
 // describe turns a driver error into one a user can act on.
 func (d *DB) describe(err error) error {
+	if d.pg != nil {
+		return d.pg.describe(err)
+	}
 	if isBusy(err) {
 		return busyError{d.busyTimeout}
 	}
@@ -279,10 +289,27 @@ type tx struct {
 	changed *Change
 	stmts   *stmtCache // nil: prepare every query afresh
 	wrote   bool       // an exec ran: the commit writes
+	// dialect turns this package's SQL, written for SQLite, into the
+	// engine's; nil for SQLite.
+	dialect func(string) string
+}
+
+// engineArgs gives a flag as the 0 or 1 the schema stores: SQLite's
+// driver does that itself, PostgreSQL's refuses a bool for an integer.
+func engineArgs(args []any) []any {
+	for i, a := range args {
+		if b, ok := a.(bool); ok {
+			args[i] = map[bool]int{false: 0, true: 1}[b]
+		}
+	}
+	return args
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	t.wrote = true
+	if t.dialect != nil {
+		query, args = t.dialect(query), engineArgs(args)
+	}
 	if st := t.stmts.in(t, query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -290,6 +317,9 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
+	if t.dialect != nil {
+		query, args = t.dialect(query), engineArgs(args)
+	}
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryContext(t.ctx, args...)
 	}
@@ -297,10 +327,20 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) row(query string, args ...any) *sql.Row {
+	if t.dialect != nil {
+		query, args = t.dialect(query), engineArgs(args)
+	}
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryRowContext(t.ctx, args...)
 	}
 	return t.QueryRowContext(t.ctx, query, args...)
+}
+
+// insert runs an INSERT … RETURNING id and stores the new row's id (both
+// engines have RETURNING; only SQLite has LastInsertId).
+func (t *tx) insert(id *int64, query string, args ...any) error {
+	t.wrote = true
+	return t.row(query, args...).Scan(id)
 }
 
 // touch records the row the tick file will report after the commit.
@@ -352,6 +392,11 @@ func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
 // another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE,
 // within the same busy timeout.
 func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
+	if d.pg != nil {
+		// Nearly every view writes (a cursor, last_seen, the sweep), and
+		// PostgreSQL has no deferred upgrade to the write lock: take it.
+		return d.update(ctx, fn)
+	}
 	deadline := time.Now().Add(d.busyTimeout)
 	err := d.run(ctx, false, deadline, fn)
 	if isBusy(err) || errors.Is(err, ErrBusy) {
@@ -382,11 +427,16 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 			return nil, err
 		}
 		defer func() { <-d.writer }()
-		release, err := d.queue.acquire(ctx, deadline)
-		if err != nil {
-			return nil, err
+		if d.queue != nil {
+			release, err := d.queue.acquire(ctx, deadline)
+			if err != nil {
+				return nil, err
+			}
+			defer release()
 		}
-		defer release()
+	}
+	if d.pg != nil {
+		return d.pg.once(ctx, d, deadline, fn)
 	}
 	for {
 		changed, err := d.once(ctx, immediate, deadline, fn)

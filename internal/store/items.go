@@ -698,8 +698,8 @@ func (t *tx) sweep(p party) ([]archived, error) {
 	}
 	for i, a := range found {
 		if _, err := t.exec(`WITH RECURSIVE thread(id) AS (
-				SELECT ?1 UNION SELECT m.id FROM messages m JOIN thread ON m.parent_id = thread.id)
-			UPDATE messages SET is_archived = 1, updated_at = CASE WHEN id = ?1 THEN ?2 ELSE updated_at END WHERE id IN thread`, a.id, t.now); err != nil {
+				SELECT CAST(?1 AS BIGINT) UNION SELECT m.id FROM messages m JOIN thread ON m.parent_id = thread.id)
+			UPDATE messages SET is_archived = 1, updated_at = CASE WHEN id = ?1 THEN ?2 ELSE updated_at END WHERE id IN (SELECT id FROM thread)`, a.id, t.now); err != nil {
 			return nil, err
 		}
 		if _, _, err := t.post(chans[i], p, post{kind: "event", body: fmt.Sprintf("[%s] archived (done + unanimous prune-ok)", a.slug)}); err != nil {

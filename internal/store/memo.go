@@ -51,7 +51,7 @@ func (m *answerMemo) unchanged(s *readSweep) bool {
 	if !s.known {
 		return false
 	}
-	now, ok := Fingerprint(s.path)
+	now, ok := s.state()
 	return ok && now == s.fp
 }
 

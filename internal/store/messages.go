@@ -38,13 +38,9 @@ func (t *tx) post(c channel, author party, m post) (id, seq int64, err error) {
 	if m.parentID != 0 {
 		parent = m.parentID
 	}
-	res, err := t.exec(`INSERT INTO messages (channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.id, seq, m.kind, parent, nullable(m.slug), nullable(m.title), m.body, nullable(m.ref), author.id, status, t.now, t.now)
-	if err != nil {
-		return 0, 0, err
-	}
-	if id, err = res.LastInsertId(); err != nil {
+	if err = t.insert(&id, `INSERT INTO messages (channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		c.id, seq, m.kind, parent, nullable(m.slug), nullable(m.title), m.body, nullable(m.ref), author.id, status, t.now, t.now); err != nil {
 		return 0, 0, err
 	}
 	t.touch(c.name, seq, author.name)

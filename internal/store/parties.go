@@ -60,12 +60,9 @@ func (t *tx) newParty(id Identity) (party, error) {
 	if err != nil {
 		return party{}, err
 	}
-	res, err := t.exec(`INSERT INTO parties (name, workspace_path, os_user, about, first_seen, last_seen)
-		VALUES (?, ?, ?, NULL, ?, ?)`, name, id.Workspace, nullable(id.OSUser), t.now, t.now)
-	if err != nil {
-		return party{}, err
-	}
-	pid, err := res.LastInsertId()
+	var pid int64
+	err = t.insert(&pid, `INSERT INTO parties (name, workspace_path, os_user, about, first_seen, last_seen)
+		VALUES (?, ?, ?, NULL, ?, ?) RETURNING id`, name, id.Workspace, nullable(id.OSUser), t.now, t.now)
 	return party{id: pid, name: name}, err
 }
 

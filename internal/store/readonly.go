@@ -51,6 +51,8 @@ type ReadOnly struct {
 	mu sync.Mutex
 	// search is the full-text index beside the database (search.go).
 	search searchHolder
+	// pg is the engine of a team store on PostgreSQL; nil for SQLite.
+	pg *postgres
 }
 
 // OpenReadOnly opens the database at path for reading. It fails, without
@@ -232,6 +234,9 @@ func stampOf(path string) (fileStamp, error) {
 // handle opened immutable when a -wal has appeared since: a long-lived
 // handle (watch) would not see what is committed there.
 func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
+	if r.pg != nil {
+		return r.pg.readOnly(ctx, r.db, fn)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stamp != nil && fileExists(r.path+"-wal") {
@@ -364,7 +369,7 @@ func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, er
 		return cp, err
 	}
 	if err := t.row(`SELECT count(*) FROM (SELECT 1 FROM messages
-		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4)`,
+		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4) AS unread`,
 		c.id, partyID, cursor, UnreadCountCap+1).Scan(&cp.Unread); err != nil {
 		return cp, err
 	}
@@ -399,6 +404,10 @@ func (r *ReadOnly) Version(ctx context.Context) (int, error) {
 	var version int
 	err := r.view(ctx, func(t *tx) error {
 		var err error
+		if r.pg != nil {
+			version, err = pgSchemaVersion(ctx, t.Tx, r.path)
+			return err
+		}
 		version, err = inspect(ctx, t, r.path)
 		return err
 	})

@@ -24,14 +24,30 @@ type patch struct {
 
 var patchName = regexp.MustCompile(`^patch-([0-9]+)\.sql$`)
 
-// patches lists the embedded schema steps in order.
+// patches lists the embedded SQLite schema steps in order.
 func patches() ([]patch, error) {
-	v1, err := fs.ReadFile(mcppchat.SchemaPatches, "schema_patches/schema.sql")
+	return patchesIn("schema_patches", "")
+}
+
+// patchesIn lists the schema steps in order: dir/schema.sql is version 1
+// and dir/patch-N.sql version N. With an override folder (PostgreSQL's
+// pg/), a step found there replaces the shared one: only the steps whose
+// SQL differs between the engines are written twice.
+func patchesIn(dir, override string) ([]patch, error) {
+	read := func(name string) ([]byte, error) {
+		if override != "" {
+			if body, err := fs.ReadFile(mcppchat.SchemaPatches, override+"/"+name); err == nil {
+				return body, nil
+			}
+		}
+		return fs.ReadFile(mcppchat.SchemaPatches, dir+"/"+name)
+	}
+	v1, err := read("schema.sql")
 	if err != nil {
 		return nil, fmt.Errorf("read embedded schema: %w", err)
 	}
 	out := []patch{{1, string(v1)}}
-	entries, err := fs.ReadDir(mcppchat.SchemaPatches, "schema_patches")
+	entries, err := fs.ReadDir(mcppchat.SchemaPatches, dir)
 	if err != nil {
 		return nil, fmt.Errorf("read embedded patches: %w", err)
 	}
@@ -41,7 +57,7 @@ func patches() ([]patch, error) {
 			continue
 		}
 		n, _ := strconv.Atoi(m[1])
-		body, err := fs.ReadFile(mcppchat.SchemaPatches, "schema_patches/"+e.Name())
+		body, err := read(e.Name())
 		if err != nil {
 			return nil, fmt.Errorf("read embedded %s: %w", e.Name(), err)
 		}
@@ -52,6 +68,20 @@ func patches() ([]patch, error) {
 		if p.version != i+1 {
 			return nil, fmt.Errorf("schema patches must be numbered 2, 3, ... without gaps; found patch-%d.sql", p.version)
 		}
+	}
+	return out, nil
+}
+
+// PostgresSchema is the schema's steps for PostgreSQL in order: the SQL of
+// version 1, 2, ... (pg/ holds the steps whose SQL differs).
+func PostgresSchema() ([]string, error) {
+	steps, err := patchesIn("schema_patches", "schema_patches/pg")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.sql
 	}
 	return out, nil
 }

@@ -87,6 +87,9 @@ func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResul
 	if err != nil {
 		return SearchResult{}, err
 	}
+	if d.pg != nil {
+		return searchPostgres(ctx, d, a.Query, scope, a)
+	}
 	idx, err := d.search.get(ctx, d.path)
 	if err != nil {
 		return SearchResult{}, err
@@ -110,6 +113,9 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 		if err != nil {
 			return SearchResult{}, err
 		}
+	}
+	if r.pg != nil {
+		return searchPostgres(ctx, r, a.Query, scope, a)
 	}
 	idx, err := r.search.get(ctx, r.path)
 	if err != nil {

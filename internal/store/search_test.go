@@ -32,126 +32,136 @@ func hitSeqs(r SearchResult) []string {
 }
 
 func TestSearchFindsBodiesTitlesAndSlugsRanked(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	must(t)(db.Say(ctx, gw, SayArgs{Text: "the bench firmware mentions a baud rate once", Channel: "gw--dash"}))
-	must(t)(db.Ask(ctx, gw, AskArgs{Title: "What baud does the bench UART use?", Body: "I see garbage at 115200.", Slug: "uart-baud", Channel: "gw--dash"}))
-	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the chunk header enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api", Channel: "gw--dash"}))
-	r := openRO(t, db.Path())
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "the bench firmware mentions a baud rate once", Channel: "gw--dash"}))
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "What baud does the bench UART use?", Body: "I see garbage at 115200.", Slug: "uart-baud", Channel: "gw--dash"}))
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the chunk header enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api", Channel: "gw--dash"}))
+		r := openRO(t, db.Path())
 
-	got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "baud"}))
-	if got.Total != 2 || len(got.Hits) != 2 || got.Hits[0].Slug != "uart-baud" {
-		t.Fatalf("baud: the item whose title says it ranks first: %+v", got)
-	}
-	if h := got.Hits[0]; h.Channel != "gw--dash" || h.Seq != 2 || h.Kind != "ask" || h.From != "mesh-gw" || h.Status != "open" {
-		t.Fatalf("hit = %+v", h)
-	}
-	if s := got.Hits[1].Snippet; !strings.Contains(s, MarkStart+"baud"+MarkEnd) {
-		t.Fatalf("snippet %q does not mark the word", s)
-	}
-	if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "chunk-api"})); len(got.Hits) != 1 || got.Hits[0].Slug != "chunk-api" {
-		t.Fatalf("by slug: %+v", got)
-	}
-	if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: `"header enum"`})); len(got.Hits) != 1 {
-		t.Fatalf("phrase: %+v", got)
-	}
-	if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "garb*"})); len(got.Hits) != 1 {
-		t.Fatalf("prefix: %+v", got)
-	}
-	if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "baud nothing-like-this"})); len(got.Hits) != 0 {
-		t.Fatalf("every word must appear: %+v", got)
-	}
-	// FTS5's own syntax is plain words here, never an error.
-	for _, q := range []string{`NEAR(a b)`, `body: x`, `- OR AND`, `"unclosed`, `a"b"c`, `^x`} {
-		if _, err := r.Search(ctx, SearchArgs{Query: q}); err != nil {
-			t.Errorf("%q: %v", q, err)
+		got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "baud"}))
+		if got.Total != 2 || len(got.Hits) != 2 || got.Hits[0].Slug != "uart-baud" {
+			t.Fatalf("baud: the item whose title says it ranks first: %+v", got)
 		}
-	}
-	_, err := r.Search(ctx, SearchArgs{Query: " *** - "})
-	refused(t, err, "no word to look for")
+		if h := got.Hits[0]; h.Channel != "gw--dash" || h.Seq != 2 || h.Kind != "ask" || h.From != "mesh-gw" || h.Status != "open" {
+			t.Fatalf("hit = %+v", h)
+		}
+		if s := got.Hits[1].Snippet; !strings.Contains(s, MarkStart+"baud"+MarkEnd) {
+			t.Fatalf("snippet %q does not mark the word", s)
+		}
+		if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "chunk-api"})); len(got.Hits) != 1 || got.Hits[0].Slug != "chunk-api" {
+			t.Fatalf("by slug: %+v", got)
+		}
+		if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: `"header enum"`})); len(got.Hits) != 1 {
+			t.Fatalf("phrase: %+v", got)
+		}
+		if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "garb*"})); len(got.Hits) != 1 {
+			t.Fatalf("prefix: %+v", got)
+		}
+		if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "baud nothing-like-this"})); len(got.Hits) != 0 {
+			t.Fatalf("every word must appear: %+v", got)
+		}
+		// FTS5's own syntax is plain words here, never an error.
+		for _, q := range []string{`NEAR(a b)`, `body: x`, `- OR AND`, `"unclosed`, `a"b"c`, `^x`} {
+			if _, err := r.Search(ctx, SearchArgs{Query: q}); err != nil {
+				t.Errorf("%q: %v", q, err)
+			}
+		}
+		_, err := r.Search(ctx, SearchArgs{Query: " *** - "})
+		refused(t, err, "no word to look for")
+	})
 }
 
 func TestSearchLiveAndArchived(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	archivedItem(t, db, "old-cache", "Where is the cache flushed?", "the zeppelin flush happens at shutdown")
-	must(t)(db.Say(ctx, gw, SayArgs{Text: "zeppelin again, live this time", Channel: "gw--dash"}))
-	r := openRO(t, db.Path())
-	all := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin"}))
-	if all.Total != 3 {
-		t.Fatalf("both live and archived: %v", hitSeqs(all))
-	}
-	arch := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin", Archived: ptr(true)}))
-	if arch.Total != 2 || !arch.Hits[0].Archived || !arch.Hits[1].Archived {
-		t.Fatalf("archived only (the item and its reply): %+v", arch)
-	}
-	live := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin", Archived: ptr(false)}))
-	if live.Total != 1 || live.Hits[0].Archived || live.Hits[0].Kind != "say" {
-		t.Fatalf("live only: %+v", live)
-	}
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		archivedItem(t, db, "old-cache", "Where is the cache flushed?", "the zeppelin flush happens at shutdown")
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "zeppelin again, live this time", Channel: "gw--dash"}))
+		r := openRO(t, db.Path())
+		all := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin"}))
+		if all.Total != 3 {
+			t.Fatalf("both live and archived: %v", hitSeqs(all))
+		}
+		arch := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin", Archived: ptr(true)}))
+		if arch.Total != 2 || !arch.Hits[0].Archived || !arch.Hits[1].Archived {
+			t.Fatalf("archived only (the item and its reply): %+v", arch)
+		}
+		live := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "zeppelin", Archived: ptr(false)}))
+		if live.Total != 1 || live.Hits[0].Archived || live.Hits[0].Kind != "say" {
+			t.Fatalf("live only: %+v", live)
+		}
+	})
 }
 
 // Archiving after the index was made is seen by the next search.
 func TestSearchSeesArchivingAfterIndexing(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Quokka question", Body: "b", Slug: "quokka", Channel: "gw--dash"}))
-	r := openRO(t, db.Path())
-	if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "quokka", Archived: ptr(true)})); got.Total != 0 {
-		t.Fatalf("not archived yet: %+v", got)
-	}
-	must(t)(db.Resolve(ctx, gw, "quokka", "", false, ""))
-	must(t)(db.PruneOK(ctx, gw, "quokka", ""))
-	must(t)(db.PruneOK(ctx, dash, "quokka", ""))
-	got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "quokka", Archived: ptr(true)}))
-	if got.Total != 1 || !got.Hits[0].Archived || got.Hits[0].Status != "done" {
-		t.Fatalf("archived since: %+v", got)
-	}
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "Quokka question", Body: "b", Slug: "quokka", Channel: "gw--dash"}))
+		r := openRO(t, db.Path())
+		if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "quokka", Archived: ptr(true)})); got.Total != 0 {
+			t.Fatalf("not archived yet: %+v", got)
+		}
+		must(t)(db.Resolve(ctx, gw, "quokka", "", false, ""))
+		must(t)(db.PruneOK(ctx, gw, "quokka", ""))
+		must(t)(db.PruneOK(ctx, dash, "quokka", ""))
+		got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "quokka", Archived: ptr(true)}))
+		if got.Total != 1 || !got.Hits[0].Archived || got.Hits[0].Status != "done" {
+			t.Fatalf("archived since: %+v", got)
+		}
+	})
 }
 
 func TestAgentSearchSeesOnlyItsChannels(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	must(t)(db.ChannelNew(ctx, fw, "fw-only", "", []string{"mesh-gw"}))
-	must(t)(db.Say(ctx, fw, SayArgs{Text: "walrus in the firmware channel", Channel: "fw-only"}))
-	must(t)(db.Say(ctx, gw, SayArgs{Text: "walrus in the dashboard channel", Channel: "gw--dash"}))
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.ChannelNew(ctx, fw, "fw-only", "", []string{"mesh-gw"}))
+		must(t)(db.Say(ctx, fw, SayArgs{Text: "walrus in the firmware channel", Channel: "fw-only"}))
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "walrus in the dashboard channel", Channel: "gw--dash"}))
 
-	mine := must2[SearchResult](t)(db.Search(ctx, dash, SearchArgs{Query: "walrus"}))
-	if mine.Total != 1 || mine.Hits[0].Channel != "gw--dash" {
-		t.Fatalf("node-dash sits in gw--dash only: %v", hitSeqs(mine))
-	}
-	both := must2[SearchResult](t)(db.Search(ctx, gw, SearchArgs{Query: "walrus"}))
-	if both.Total != 2 {
-		t.Fatalf("mesh-gw sits in both: %v", hitSeqs(both))
-	}
-	_, err := db.Search(ctx, dash, SearchArgs{Query: "walrus", Channel: "fw-only"})
-	refused(t, err, "chat_channel_join")
-	one := must2[SearchResult](t)(db.Search(ctx, gw, SearchArgs{Query: "walrus", Channel: "fw-only"}))
-	if one.Total != 1 || one.Hits[0].Channel != "fw-only" {
-		t.Fatalf("one channel: %v", hitSeqs(one))
-	}
+		mine := must2[SearchResult](t)(db.Search(ctx, dash, SearchArgs{Query: "walrus"}))
+		if mine.Total != 1 || mine.Hits[0].Channel != "gw--dash" {
+			t.Fatalf("node-dash sits in gw--dash only: %v", hitSeqs(mine))
+		}
+		both := must2[SearchResult](t)(db.Search(ctx, gw, SearchArgs{Query: "walrus"}))
+		if both.Total != 2 {
+			t.Fatalf("mesh-gw sits in both: %v", hitSeqs(both))
+		}
+		_, err := db.Search(ctx, dash, SearchArgs{Query: "walrus", Channel: "fw-only"})
+		refused(t, err, "chat_channel_join")
+		one := must2[SearchResult](t)(db.Search(ctx, gw, SearchArgs{Query: "walrus", Channel: "fw-only"}))
+		if one.Total != 1 || one.Hits[0].Channel != "fw-only" {
+			t.Fatalf("one channel: %v", hitSeqs(one))
+		}
+	})
 }
 
 func TestSearchPagesWithSkipAndLimit(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	for i := range 7 {
-		must(t)(db.Say(ctx, gw, SayArgs{Text: fmt.Sprintf("ocelot number %d", i), Channel: "gw--dash"}))
-	}
-	r := openRO(t, db.Path())
-	seen := map[string]bool{}
-	for skip := 0; skip < 7; skip += 3 {
-		page := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "ocelot", Limit: 3, Skip: skip}))
-		if page.Total != 7 || len(page.Hits) != min(3, 7-skip) {
-			t.Fatalf("skip %d: %+v", skip, page)
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		for i := range 7 {
+			must(t)(db.Say(ctx, gw, SayArgs{Text: fmt.Sprintf("ocelot number %d", i), Channel: "gw--dash"}))
 		}
-		for _, s := range hitSeqs(page) {
-			if seen[s] {
-				t.Fatalf("%s on two pages", s)
+		r := openRO(t, db.Path())
+		seen := map[string]bool{}
+		for skip := 0; skip < 7; skip += 3 {
+			page := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: "ocelot", Limit: 3, Skip: skip}))
+			if page.Total != 7 || len(page.Hits) != min(3, 7-skip) {
+				t.Fatalf("skip %d: %+v", skip, page)
 			}
-			seen[s] = true
+			for _, s := range hitSeqs(page) {
+				if seen[s] {
+					t.Fatalf("%s on two pages", s)
+				}
+				seen[s] = true
+			}
 		}
-	}
+	})
 }
 
 // The index is a file of its own beside the database, owner-only; a

@@ -18,18 +18,27 @@ type sweepMemo struct {
 // in the order they need.
 type readSweep struct {
 	memo  *sweepMemo
-	path  string
+	state func() (string, bool) // the store's fingerprint now
 	fp    string
 	known bool // fp names the state before the call's transaction
 	clean bool // the sweep ran and archived nothing
+}
+
+// fingerprint names the committed state of the store: the database
+// file's Fingerprint, or a team store's change counter (one query).
+func (d *DB) fingerprint() (string, bool) {
+	if d.pg != nil {
+		return d.pg.fingerprint(d.sql)
+	}
+	return Fingerprint(d.path)
 }
 
 // readSweep takes the fingerprint before the transaction begins, so that a
 // sweep that finds nothing is recorded for a state no later than the one
 // it looked at: a commit in between moves the fingerprint the next call sees.
 func (d *DB) readSweep() *readSweep {
-	fp, ok := Fingerprint(d.path)
-	return &readSweep{memo: &d.sweeps, path: d.path, fp: fp, known: ok}
+	fp, ok := d.fingerprint()
+	return &readSweep{memo: &d.sweeps, state: d.fingerprint, fp: fp, known: ok}
 }
 
 // run is t.sweep unless the state is one in which a sweep found nothing.
@@ -41,7 +50,7 @@ func (d *DB) readSweep() *readSweep {
 func (s *readSweep) run(t *tx, p party) ([]archived, error) {
 	if s.known {
 		if c := s.memo.clean.Load(); c != nil && *c == s.fp {
-			if now, ok := Fingerprint(s.path); ok && now == s.fp {
+			if now, ok := s.state(); ok && now == s.fp {
 				return nil, nil
 			}
 		}

@@ -106,7 +106,7 @@ func (t *tx) seatViews(channelID int64) ([]Seat, error) {
 	for _, s := range seats {
 		v := Seat{Party: s.name}
 		if err := t.row(`SELECT count(*) FROM (SELECT 1 FROM messages
-			WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4)`,
+			WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4) AS unread`,
 			channelID, s.id, s.cursor, UnreadCountCap+1).Scan(&v.Unread); err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (r *ReadOnly) Conversation(ctx context.Context, a ConversationArgs) (Conver
 		}
 		limit := a.Newest
 		if limit <= 0 {
-			limit = -1 // no limit
+			limit = 1 << 62 // no limit (PostgreSQL refuses SQLite's -1)
 		}
 		// The newest rows of the range, walked from the top of the
 		// channel's index, then put back in order.

@@ -322,21 +322,21 @@ func TestWatcherKeepsChangesWhileTheCallerLooks(t *testing.T) {
 // A burst of changes closes a held channel once; the changes before a
 // waiter took its channel cost it nothing.
 func TestBroadcastCoalescesBursts(t *testing.T) {
-	var b broadcast
+	var b Broadcast
 	for range 100 {
-		b.notify() // nobody waits
+		b.Notify() // nobody waits
 	}
-	next := b.next()
+	next := b.Next()
 	if closedNow(next) {
 		t.Fatal("changes before Next closed its channel")
 	}
 	for range 100 {
-		b.notify()
+		b.Notify()
 	}
 	if !closedNow(next) {
 		t.Fatal("the burst was not reported")
 	}
-	if again := b.next(); closedNow(again) {
+	if again := b.Next(); closedNow(again) {
 		t.Fatal("the same burst was reported twice")
 	}
 }

@@ -41,7 +41,7 @@ type Watcher struct {
 	pollEvery     time.Duration
 	lookAgain     []time.Duration
 
-	changed broadcast
+	changed Broadcast
 
 	startOnce sync.Once
 	fsw       *fsnotify.Watcher
@@ -87,7 +87,7 @@ func Watch(dbPath, tickPath string) (*Watcher, error) {
 // closes: a waiter then ends by its own context.
 func (w *Watcher) Next() <-chan struct{} {
 	w.startOnce.Do(w.start)
-	return w.changed.next()
+	return w.changed.Next()
 }
 
 // start sets up the notifications, notes the files as they are and starts
@@ -122,17 +122,20 @@ func (w *Watcher) Close() error {
 
 // notify tells every waiter that something may have changed.
 func (w *Watcher) notify() {
-	w.changed.notify()
+	w.changed.Notify()
 }
 
-// broadcast is "something changed" for any number of waiters: a channel
-// that is closed at the next change and replaced by a new one.
-type broadcast struct {
+// Broadcast is "something changed" for any number of waiters: a channel
+// that is closed at the next change and replaced by a new one. The zero
+// value is ready. The file watcher and a team store's listener both wake
+// their waiters through one.
+type Broadcast struct {
 	mu sync.Mutex
 	ch chan struct{} // nil until someone waits
 }
 
-func (b *broadcast) next() <-chan struct{} {
+// Next is a channel closed at the next Notify.
+func (b *Broadcast) Next() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ch == nil {
@@ -141,7 +144,8 @@ func (b *broadcast) next() <-chan struct{} {
 	return b.ch
 }
 
-func (b *broadcast) notify() {
+// Notify closes the channel Next gave, if anyone holds one.
+func (b *Broadcast) Notify() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ch != nil {

@@ -21,6 +21,9 @@ type seeded struct {
 	path    string
 	report  store.SeedReport
 	parties []store.Identity
+	// store, when set, is a team store holding a copy of the template:
+	// servers use it instead of the file.
+	store string
 }
 
 // sizes are the two histories every per-tool figure is taken on.
@@ -82,6 +85,9 @@ func (w *world) served(t seeded, party int) (*server, *run, error) {
 	r, err := w.newRun(t.path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.store != "" {
+		r.env = append(r.env, "MCPP_CHAT_STORE="+t.store)
 	}
 	s, err := startServe(w.chatBin, t.parties[party].Workspace, r.env)
 	if err != nil {

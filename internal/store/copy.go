@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// copyTables are the chat's tables in an order that inserts every row
+// after the rows it references, with their columns. channel_parties and
+// item_consumers carry SQLite's rowid, which orders their rows as they
+// were added and is a column on PostgreSQL.
+var copyTables = []struct{ name, columns string }{
+	{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen"},
+	{"channels", "id, name, about, created_by, created_at, is_closed"},
+	{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid"},
+	{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at"},
+	{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid"},
+	{"cursors", "channel_id, party_id, last_seq, updated_at"},
+}
+
+// copyBatch is how many rows one INSERT carries.
+const copyBatch = 200
+
+// Copied counts the rows a copy wrote, by table.
+type Copied map[string]int
+
+func (c Copied) String() string {
+	var parts []string
+	for _, t := range copyTables {
+		parts = append(parts, fmt.Sprintf("%d %s", c[t.name], t.name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CopyTo copies everything in the database src reads — parties, channels,
+// seats, messages, items and their consumers, cursors — into the team
+// store dst, keeping every id, seq and time, in one transaction of dst: a
+// copy that fails leaves dst as it was. A dst that already holds a party
+// or a channel is refused: a copy never merges two chats.
+func CopyTo(ctx context.Context, src *ReadOnly, dst *DB) (Copied, error) {
+	if dst.pg == nil {
+		return nil, fmt.Errorf("copy into %s: only a PostgreSQL store is a copy's target — give a postgres:// URL", dst.path)
+	}
+	copied := Copied{}
+	err := src.view(ctx, func(from *tx) error {
+		return dst.update(ctx, func(to *tx) error {
+			clear(copied)
+			if err := refuseNonEmpty(to, dst.path); err != nil {
+				return err
+			}
+			for _, table := range copyTables {
+				n, err := copyTable(from, to, table.name, table.columns)
+				if err != nil {
+					return fmt.Errorf("copy %s: %w", table.name, err)
+				}
+				copied[table.name] = n
+			}
+			return restartIdentities(to)
+		})
+	})
+	return copied, err
+}
+
+func refuseNonEmpty(t *tx, where string) error {
+	var parties, channels int
+	if err := t.row(`SELECT (SELECT count(*) FROM parties), (SELECT count(*) FROM channels)`).Scan(&parties, &channels); err != nil {
+		return err
+	}
+	if parties+channels > 0 {
+		return userErrorf("%s already holds %d parties and %d channels — a copy goes only into an empty store (nothing was written); give an empty database", where, parties, channels)
+	}
+	return nil
+}
+
+// copyTable copies one table in batches, in the source's row order.
+func copyTable(from, to *tx, table, columns string) (int, error) {
+	rows, err := from.query(`SELECT ` + columns + ` FROM ` + table + ` ORDER BY rowid`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	width := len(strings.Split(columns, ","))
+	var batch []any
+	n := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		one := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+		values := strings.TrimSuffix(strings.Repeat(one+", ", len(batch)/width), ", ")
+		_, err := to.exec(`INSERT INTO `+table+` (`+columns+`) VALUES `+values, batch...)
+		batch = batch[:0]
+		return err
+	}
+	for rows.Next() {
+		row := make([]any, width)
+		ptrs := make([]any, width)
+		for i := range row {
+			ptrs[i] = &row[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		batch = append(batch, row...)
+		n++
+		if n%copyBatch == 0 {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, err
+	}
+	return n, flush()
+}
+
+// restartIdentities moves each identity column past the ids the copy
+// wrote, so that the next row gets a new one.
+func restartIdentities(t *tx) error {
+	for _, c := range []struct{ table, column string }{
+		{"parties", "id"}, {"channels", "id"}, {"messages", "id"},
+		{"channel_parties", "rowid"}, {"item_consumers", "rowid"},
+	} {
+		_, err := t.exec(fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'), coalesce((SELECT max(%s) FROM %s), 0) + 1, false)`,
+			c.table, c.column, c.column, c.table))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

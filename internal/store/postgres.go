@@ -1,0 +1,435 @@
+package store
+
+// The PostgreSQL engine, for a team that shares one store across machines.
+// It speaks database/sql to the "pgx" driver, which this package does not
+// import: a binary that serves PostgreSQL stores links it
+// (github.com/jackc/pgx/v5/stdlib), and the hook, which reads SQLite on
+// every prompt, does not pay for it.
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// pgMigrateKey is the advisory lock under which a PostgreSQL schema is
+// brought up to date, so that two processes starting at once take turns
+// instead of racing on CREATE TABLE. ("mcppchat" in ASCII, as one int64.)
+const pgMigrateKey int64 = 0x6d63_7070_6368_6174
+
+// OpenPostgres opens the team store at rawURL (postgres://… or
+// postgresql://…) and brings its schema up to date. The "pgx" driver must
+// be linked into the binary.
+func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
+	db, err := openPostgres(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	o = o.orDefaults()
+	where := RedactURL(rawURL)
+	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
+		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
+}
+
+// InspectPostgres reports the schema version of the team store at rawURL
+// without writing to it: doctor's look, which must not migrate.
+func InspectPostgres(ctx context.Context, rawURL string) (int, error) {
+	where := RedactURL(rawURL)
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", where, err)
+	}
+	defer db.Close()
+	t, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, (&postgres{where: where}).describe(err)
+	}
+	defer t.Rollback()
+	return pgSchemaVersion(ctx, t, where)
+}
+
+// OpenReadOnlyPostgres opens the team store at rawURL for reading only:
+// every read is a READ ONLY transaction, which PostgreSQL refuses to let
+// write. It migrates nothing; a store without the schema is refused.
+func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error) {
+	where := RedactURL(rawURL)
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
+	version, err := r.Version(ctx)
+	if err == nil && version == 0 {
+		err = fmt.Errorf("%w: the team store %s has no chat yet — the first chat call makes it", ErrNoDatabase, where)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// openPostgres connects to the PostgreSQL database at rawURL and brings
+// its schema up to date.
+func openPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", RedactURL(rawURL), err)
+	}
+	if err := migratePostgres(ctx, db, RedactURL(rawURL)); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migratePostgres applies the missing schema steps in one transaction
+// (PostgreSQL's DDL is transactional: a step that fails leaves nothing
+// behind) under pgMigrateKey. A newer schema, or a database holding
+// tables that are not a chat store, is refused without writing.
+func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
+	steps, err := PostgresSchema()
+	if err != nil {
+		return err
+	}
+	latest := len(steps)
+	t, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", where, err)
+	}
+	defer t.Rollback()
+	if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgMigrateKey); err != nil {
+		return fmt.Errorf("lock %s for its schema: %w", where, err)
+	}
+	version, err := pgSchemaVersion(ctx, t, where)
+	if err != nil {
+		return err
+	}
+	if version > latest {
+		return fmt.Errorf("%s has schema version %d but this mcpp-chat knows only up to %d — upgrade mcpp-chat (the database was not changed)", where, version, latest)
+	}
+	if version == latest {
+		return nil
+	}
+	for i, step := range steps[version:] {
+		if _, err := t.ExecContext(ctx, step); err != nil {
+			return fmt.Errorf("apply schema version %d to %s: %w", version+i+1, where, err)
+		}
+	}
+	if _, err := t.ExecContext(ctx, `INSERT INTO schema_version (id, version, updated_at) VALUES (1, $1, $2)
+		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
+		latest, Now()); err != nil {
+		return fmt.Errorf("record schema version in %s: %w", where, err)
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("commit the schema of %s: %w", where, err)
+	}
+	return nil
+}
+
+// pgSchemaVersion is the schema version of the database: 0 when it has no
+// tables at all (a new store). Tables without schema_version mean a
+// database that belongs to something else.
+func pgSchemaVersion(ctx context.Context, q *sql.Tx, where string) (int, error) {
+	var hasVersion bool
+	if err := q.QueryRowContext(ctx, `SELECT to_regclass('schema_version') IS NOT NULL`).Scan(&hasVersion); err != nil {
+		return 0, fmt.Errorf("read the schema of %s: %w", where, err)
+	}
+	if !hasVersion {
+		var tables int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&tables); err != nil {
+			return 0, fmt.Errorf("read the schema of %s: %w", where, err)
+		}
+		if tables > 0 {
+			return 0, fmt.Errorf("%s holds %d tables but no schema_version: it is not a chat store — give mcpp-chat an empty database of its own (the database was not changed)", where, tables)
+		}
+		return 0, nil
+	}
+	var version int
+	err := q.QueryRowContext(ctx, `SELECT version FROM schema_version WHERE id = 1`).Scan(&version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version of %s: %w", where, err)
+	}
+	return version, nil
+}
+
+// RedactURL is a store URL fit for messages and logs: without its
+// password.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the PostgreSQL store (its URL does not parse)"
+	}
+	if u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// pgWriteKey is the advisory lock every writing call holds until its
+// transaction ends: calls run one at a time, as on SQLite, so each
+// channel's seq is gapless and in commit order (a cursor never skips a row
+// committed later with a smaller seq) and the archive's two gates cannot
+// be skewed by two prune-oks committing side by side.
+const pgWriteKey = pgMigrateKey + 1
+
+// NotifyChannel is the PostgreSQL notification channel on which every
+// commit that changed something is announced (payload: channel, seq and
+// author, as in the tick line).
+const NotifyChannel = "mcpp_chat"
+
+// postgres is the engine of a store on PostgreSQL: its write lock, its
+// dialect and its announcements. The protocol is the package's, as on
+// SQLite.
+type postgres struct {
+	where   string   // the URL without its password, for messages
+	dialect sync.Map // SQLite text → PostgreSQL text, each query once
+}
+
+// once runs fn in one transaction under the write lock, waiting for the
+// lock until the deadline, and announces what it changed at the commit.
+//
+// A pooled connection the server closed (a restart cuts them all; the
+// pool finds out only when it next uses one) fails the first statement:
+// then nothing was written, and the call runs again on a new connection,
+// within the deadline. A connection lost at the commit of a transaction
+// that wrote may have committed, so that is reported, never run twice.
+func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (*Change, error) {
+	for {
+		changed, atCommit, err := p.try(ctx, d, deadline, fn)
+		if err == nil || atCommit || !lostConnection(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return changed, err
+		}
+		if unreachable(err) { // no server yet: do not spin
+			time.Sleep(min(20*time.Millisecond, time.Until(deadline)))
+		}
+	}
+}
+
+// lostConnection reports the error of a connection that broke or that the
+// server closed, after which a new connection may well work.
+func lostConnection(err error) bool {
+	state := sqlState(err)
+	return unreachable(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
+}
+
+// try is one attempt of once; atCommit says the commit of a transaction
+// that wrote failed.
+func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (changed *Change, atCommit bool, err error) {
+	wait := time.Until(deadline)
+	if wait < time.Millisecond {
+		return nil, false, ErrBusy
+	}
+	sqlTx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, false, p.describe(err)
+	}
+	defer sqlTx.Rollback()
+	// lock_timeout takes no parameter; wait is a number of milliseconds.
+	if _, err := sqlTx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
+		return nil, false, p.describe(err)
+	}
+	if _, err := sqlTx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
+		return nil, false, p.describe(err)
+	}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite}
+	if err := fn(t); err != nil {
+		return nil, false, d.wrap(err)
+	}
+	if t.wrote {
+		if _, err := sqlTx.ExecContext(ctx, `UPDATE store_clock SET n = n + 1`); err != nil {
+			return nil, false, p.describe(err)
+		}
+	}
+	if t.changed != nil {
+		c := t.changed
+		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("%s %d %s", c.Channel, c.Seq, c.Author)); err != nil {
+			return nil, false, p.describe(err)
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		// Whether a commit that lost its connection committed is unknown;
+		// a transaction that wrote nothing is safe to run again.
+		return nil, t.wrote, p.describe(err)
+	}
+	return t.changed, false, nil
+}
+
+// fingerprint is the store's change counter, as text.
+func (p *postgres) fingerprint(db *sql.DB) (string, bool) {
+	var n int64
+	if err := db.QueryRow(`SELECT n FROM store_clock`).Scan(&n); err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s|%d", p.where, n), true
+}
+
+// readOnly runs fn in a READ ONLY transaction, again on a new connection
+// when the pooled one was closed by the server (see once).
+func (p *postgres) readOnly(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := p.readOnlyOnce(ctx, db, fn)
+		if err == nil || !lostConnection(err) || unreachable(err) || attempt == 3 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (p *postgres) readOnlyOnce(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
+	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return p.describe(err)
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&tx{Tx: sqlTx, ctx: ctx, now: Now(), dialect: p.rewrite}); err != nil {
+		if errors.Is(err, ErrUnknownParty) {
+			return err
+		}
+		return p.describe(err)
+	}
+	return nil
+}
+
+// sqlState is the SQLSTATE code of a PostgreSQL error, "" for others.
+func sqlState(err error) string {
+	var coded interface{ SQLState() string }
+	if errors.As(err, &coded) {
+		return coded.SQLState()
+	}
+	return ""
+}
+
+// describe turns a driver error into one a user can act on.
+func (p *postgres) describe(err error) error {
+	state := sqlState(err)
+	switch {
+	case err == nil:
+		return nil
+	case state == "55P03": // lock_not_available: lock_timeout ran out
+		return ErrBusy
+	case unreachable(err), strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
+		// 08: the connection failed; 57P: the server is shutting down or
+		// restarting.
+		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, err)
+	}
+	return err
+}
+
+// unreachable reports an error of the connection rather than of a
+// statement: the server was not reached, or the connection broke.
+func unreachable(err error) bool {
+	var netErr *net.OpError
+	return errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || strings.HasPrefix(err.Error(), "failed to connect")
+}
+
+// rewrite is query in PostgreSQL's dialect.
+func (p *postgres) rewrite(query string) string {
+	if pg, ok := p.dialect.Load(query); ok {
+		return pg.(string)
+	}
+	pg := toPostgres(query)
+	p.dialect.Store(query, pg)
+	return pg
+}
+
+// toPostgres rewrites the few SQLite forms this package uses that
+// PostgreSQL spells otherwise: parameters (? and ?N become $N), the
+// two-argument min and max (LEAST, GREATEST), and a JSON array of ids as a
+// table.
+func toPostgres(query string) string {
+	query = strings.ReplaceAll(query, "SELECT value FROM json_each(?)", "SELECT value::bigint FROM json_array_elements_text(?::json)")
+	query = scalarMinMax(query)
+	return numberParams(query)
+}
+
+// numberParams turns ? and ?N outside string literals into $N.
+func numberParams(query string) string {
+	var b strings.Builder
+	next, quoted := 1, false
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+		case c == '?' && !quoted:
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				b.WriteString("$" + query[i+1:j])
+				i = j - 1
+			} else {
+				fmt.Fprintf(&b, "$%d", next)
+				next++
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// scalarMinMax renames min(a, b) and max(a, b) — SQLite's scalar forms,
+// told from the aggregates by a comma at their own level — to LEAST and
+// GREATEST.
+func scalarMinMax(query string) string {
+	lower := strings.ToLower(query)
+	var b strings.Builder
+	last := 0
+	for i := 0; i+4 <= len(query); i++ {
+		name := lower[i : i+4]
+		if name != "min(" && name != "max(" || i > 0 && isIdent(query[i-1]) {
+			continue
+		}
+		if !hasTopLevelComma(query[i+4:]) {
+			continue
+		}
+		b.WriteString(query[last:i])
+		b.WriteString(map[string]string{"min(": "LEAST(", "max(": "GREATEST("}[name])
+		last = i + 4
+	}
+	b.WriteString(query[last:])
+	return b.String()
+}
+
+// hasTopLevelComma reports a comma before the parenthesis that closes the
+// call whose arguments rest begins with.
+func hasTopLevelComma(rest string) bool {
+	depth := 0
+	for _, c := range rest {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

@@ -1,0 +1,393 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func openPG(t *testing.T) (*sql.DB, string) {
+	t.Helper()
+	u := pgtest.URL(t)
+	db, err := openPostgres(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, u
+}
+
+// The two engines must answer every query alike, so their tables have the
+// same columns in the same order, with the same nullability, defaults and
+// kinds, and the same indexes.
+func TestPostgresSchemaMatchesSQLite(t *testing.T) {
+	pg, _ := openPG(t)
+	lite, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	liteSQL, err := sql.Open("sqlite3", "file:"+lite.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer liteSQL.Close()
+	want := sqliteColumns(t, liteSQL)
+	got := postgresColumns(t, pg)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("columns differ\nPostgreSQL:\n%s\nSQLite:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if g, w := postgresIndexes(t, pg), sqliteIndexes(t, liteSQL); g != w {
+		t.Errorf("indexes differ\nPostgreSQL: %s\nSQLite:     %s", g, w)
+	}
+	var version int
+	if err := pg.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != SchemaVersion() {
+		t.Errorf("schema_version = %d (%v), want %d", version, err, SchemaVersion())
+	}
+}
+
+// kind folds each engine's type names onto the two the schema uses.
+func kind(declared string) string {
+	switch strings.ToLower(declared) {
+	case "integer", "bigint":
+		return "integer"
+	case "text":
+		return "text"
+	}
+	return "?" + declared
+}
+
+func sqliteColumns(t *testing.T, db *sql.DB) []string {
+	var out []string
+	for _, table := range chatTables {
+		rows, err := db.Query(fmt.Sprintf(`SELECT name, type, "notnull", coalesce(dflt_value, ''), pk FROM pragma_table_info('%s') ORDER BY cid`, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ, dflt string
+			var notNull, pk int
+			if err := rows.Scan(&name, &typ, &notNull, &dflt, &pk); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s.%s %s notnull=%v default=%q", table, name, kind(typ), notNull == 1 || pk > 0, dflt))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+func postgresColumns(t *testing.T, db *sql.DB) []string {
+	var out []string
+	for _, table := range chatTables {
+		rows, err := db.Query(`SELECT column_name, data_type, is_nullable, coalesce(column_default, '')
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, typ, nullable, dflt string
+			if err := rows.Scan(&name, &typ, &nullable, &dflt); err != nil {
+				t.Fatal(err)
+			}
+			if name == "rowid" {
+				continue // SQLite's implicit rowid, a column on PostgreSQL
+			}
+			dflt = strings.TrimSuffix(dflt, "::text")
+			out = append(out, fmt.Sprintf("%s.%s %s notnull=%v default=%q", table, name, kind(typ), nullable == "NO", dflt))
+		}
+		rows.Close()
+	}
+	return out
+}
+
+var chatTables = []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors", "schema_version"}
+
+func sqliteIndexes(t *testing.T, db *sql.DB) string {
+	return names(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%' ORDER BY name`)
+}
+
+func postgresIndexes(t *testing.T, db *sql.DB) string {
+	// idx_messages_search is PostgreSQL's full-text index; SQLite's is a
+	// file of its own beside the database.
+	return names(t, db, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'idx_%'
+		AND indexname <> 'idx_messages_search' ORDER BY indexname`)
+}
+
+func names(t *testing.T, db *sql.DB, query string) string {
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return strings.Join(out, " ")
+}
+
+// Processes that start at once on a new store take turns on the schema:
+// every one succeeds and the schema is made once.
+func TestPostgresMigratesOnceUnderConcurrentStarts(t *testing.T) {
+	u := pgtest.URL(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			db, err := openPostgres(context.Background(), u)
+			if err == nil {
+				db.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A store written by a newer mcpp-chat, or a database that belongs to
+// something else, is refused and left as it was.
+func TestPostgresRefusesUnwritten(t *testing.T) {
+	ctx := context.Background()
+	t.Run("newer schema", func(t *testing.T) {
+		db, u := openPG(t)
+		if _, err := db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+			t.Fatal(err)
+		}
+		before := postgresColumns(t, db)
+		_, err := openPostgres(ctx, u)
+		if err == nil || !strings.Contains(err.Error(), "schema version 99") || !strings.Contains(err.Error(), "upgrade mcpp-chat") {
+			t.Fatalf("open = %v, want a refusal naming version 99 and the upgrade", err)
+		}
+		var version int
+		db.QueryRow(`SELECT version FROM schema_version`).Scan(&version)
+		if version != 99 || strings.Join(postgresColumns(t, db), "\n") != strings.Join(before, "\n") {
+			t.Errorf("the refused store changed: version %d", version)
+		}
+	})
+	t.Run("not a chat store", func(t *testing.T) {
+		u := pgtest.URL(t)
+		other, err := sql.Open("pgx", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if _, err := other.Exec(`CREATE TABLE invoices (id int)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = openPostgres(ctx, u)
+		if err == nil || !strings.Contains(err.Error(), "not a chat store") {
+			t.Fatalf("open = %v, want a refusal saying it is not a chat store", err)
+		}
+		if got := names(t, other, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`); got != "invoices" {
+			t.Errorf("tables after the refusal: %s, want invoices alone", got)
+		}
+	})
+}
+
+func TestRedactURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"postgres://chat:s3cret@db.example:5432/chat": "postgres://chat:xxxxx@db.example:5432/chat",
+		"postgres:///chat?host=/tmp/pg&user=postgres": "postgres:///chat?host=/tmp/pg&user=postgres",
+		"postgres://chat:%zz@db/chat":                 "the PostgreSQL store (its URL does not parse)",
+	} {
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestToPostgres(t *testing.T) {
+	for sqlite, want := range map[string]string{
+		`SELECT a FROM t WHERE b = ? AND c = ?`:                      `SELECT a FROM t WHERE b = $1 AND c = $2`,
+		`UPDATE t SET a = ?2 WHERE id = ?1 AND b = ?2`:               `UPDATE t SET a = $2 WHERE id = $1 AND b = $2`,
+		`SELECT 'what?' || ? FROM t`:                                 `SELECT 'what?' || $1 FROM t`,
+		`SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = ?`:        `SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = $1`,
+		`SET x = max(cursors.x, excluded.x), y = min(y, (SELECT 1))`: `SET x = GREATEST(cursors.x, excluded.x), y = LEAST(y, (SELECT 1))`,
+		`SELECT datemax(a, b), max(a) FROM t`:                        `SELECT datemax(a, b), max(a) FROM t`,
+		`WHERE id IN (SELECT value FROM json_each(?))`:               `WHERE id IN (SELECT value::bigint FROM json_array_elements_text($1::json))`,
+	} {
+		if got := toPostgres(sqlite); got != want {
+			t.Errorf("toPostgres(%s)\n got %s\nwant %s", sqlite, got, want)
+		}
+	}
+}
+
+// A database the Python edition wrote, copied into a team store: every row
+// of every table arrives as it was, new rows get new ids, and a second copy
+// into the now non-empty store is refused without writing.
+func TestCopyToPostgres(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "chat.db")
+	data, err := os.ReadFile("../../tools/testdata/python-edition/reference-v1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(src, data, 0o600)
+	from, err := OpenReadOnly(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	to, _ := openPGStore(t)
+	copied, err := CopyTo(ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied["messages"] == 0 || copied["parties"] == 0 || copied["item_consumers"] == 0 {
+		t.Fatalf("copied %v", copied)
+	}
+	lite, err := sql.Open("sqlite3", "file:"+src+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	for _, table := range copyTables {
+		q := `SELECT ` + table.columns + ` FROM ` + table.name + ` ORDER BY 1, 2`
+		if got, want := rowsDigest(t, to.sql, q), rowsDigest(t, lite, q); got != want {
+			t.Errorf("%s differs after the copy:\n%s\nwant\n%s", table.name, got, want)
+		}
+	}
+	// New rows after the copy: a new party, a new channel, a new message.
+	newcomer := Identity{Name: "newcomer", Workspace: "/srv/newcomer"}
+	if _, err := to.ChannelNew(ctx, newcomer, "after-copy", "", []string{"mesh-gw"}); err != nil {
+		t.Fatalf("a new channel after the copy: %v", err)
+	}
+	if _, err := to.Say(ctx, Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}, SayArgs{Channel: "gw--dash", Text: "after the copy"}); err != nil {
+		t.Fatalf("a write after the copy: %v", err)
+	}
+	before := rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`)
+	if _, err := CopyTo(ctx, from, to); err == nil || !strings.Contains(err.Error(), "only into an empty store") {
+		t.Errorf("a second copy: %v, want a refusal", err)
+	}
+	if rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`) != before {
+		t.Error("the refused copy wrote")
+	}
+}
+
+func openPGStore(t *testing.T) (*DB, string) {
+	t.Helper()
+	u := pgtest.URL(t)
+	db, err := OpenPostgres(context.Background(), u, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, u
+}
+
+// rowsDigest is every row of a query as text, one line each.
+func rowsDigest(t *testing.T, db *sql.DB, query string) string {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = string(b)
+			}
+		}
+		fmt.Fprintf(&b, "%v\n", vals)
+	}
+	return b.String()
+}
+
+// The archive's two gates on PostgreSQL: two consumers' prune-oks commit
+// side by side from two processes' handles; the last one must archive the
+// item (without the write lock, each saw the other's prune-ok missing and
+// neither archived).
+func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
+	ctx := context.Background()
+	a, u := openPGStore(t)
+	b, err := OpenPostgres(ctx, u, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, id := range []Identity{gw, dash, fw} {
+		must(t)(b.Register(ctx, id))
+	}
+	must(t)(a.ChannelNew(ctx, gw, "skew", "", []string{"node-dash", "fw-core"}))
+	for round := range 20 {
+		item := fmt.Sprintf("q%d", round)
+		must(t)(a.Ask(ctx, gw, AskArgs{Channel: "skew", Title: "Question", Body: "b", Slug: item, Consumers: []string{"node-dash", "fw-core"}}))
+		must(t)(b.Ack(ctx, dash, item, "", ""))
+		must(t)(b.Ack(ctx, fw, item, "", ""))
+		must(t)(a.Resolve(ctx, gw, item, "done", true, ""))
+		must(t)(a.PruneOK(ctx, gw, item, ""))
+		var wg sync.WaitGroup
+		for _, p := range []struct {
+			db *DB
+			id Identity
+		}{{a, dash}, {b, fw}} {
+			wg.Go(func() {
+				if _, err := p.db.PruneOK(ctx, p.id, item, ""); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var archived int
+		if err := a.sql.QueryRow(`SELECT is_archived FROM messages WHERE slug = $1`, item).Scan(&archived); err != nil || archived != 1 {
+			t.Fatalf("round %d: after both prune-oks is_archived = %d (%v), want 1", round, archived, err)
+		}
+	}
+}
+
+// The server closes a connection the handle's pool keeps (as a restart
+// does to all of them): the next call, which the pool hands that
+// connection, runs again on a new one instead of failing.
+func TestPostgresCallSurvivesAClosedPooledConnection(t *testing.T) {
+	ctx := context.Background()
+	db, u := openPGStore(t)
+	must(t)(db.ChannelNew(ctx, gw, "solo", "", nil))
+	r := openRO(t, u)
+	admin, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for round := range 5 {
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Say(ctx, gw, SayArgs{Channel: "solo", Text: fmt.Sprint("after a cut ", round)}); err != nil {
+			t.Fatalf("round %d: a write after the server closed the connection: %v", round, err)
+		}
+		if _, err := r.Version(ctx); err != nil {
+			t.Fatalf("round %d: a read after the server closed the connection: %v", round, err)
+		}
+	}
+}

@@ -115,6 +115,22 @@ func killRound(f *faultWorld, round int) (asked []map[string]any) {
 	return asked
 }
 
+// checkKillRound checks the store after a kill round: every invariant,
+// and every ask that was answered as raised is stored.
+func checkKillRound(t *testing.T, db *sql.DB, round int, asked []map[string]any) {
+	t.Helper()
+	checkInvariants(t, db)
+	stored := map[string]bool{}
+	for _, s := range dbStrings(t, db, `SELECT slug FROM messages WHERE kind = 'ask'`) {
+		stored[s] = true
+	}
+	for _, a := range asked {
+		if !stored[a["slug"].(string)] {
+			t.Errorf("round %d: ask %s was answered as raised but is not stored", round, a["slug"])
+		}
+	}
+}
+
 // TestKillDuringAsks: a serve process raising a stream of items and one
 // answering them (replies that auto-ack, acks with events) are SIGKILLed
 // at random moments. No item may be left without its consumers, no reply
@@ -124,18 +140,8 @@ func TestKillDuringAsks(t *testing.T) {
 	f := newFaultWorld(t)
 	for round := 0; round < killRounds; round++ {
 		asked := killRound(f, round)
-
 		db := roDB(t, f.db)
-		checkInvariants(t, db)
-		stored := map[string]bool{}
-		for _, s := range dbStrings(t, db, `SELECT slug FROM messages WHERE kind = 'ask'`) {
-			stored[s] = true
-		}
-		for _, a := range asked {
-			if !stored[a["slug"].(string)] {
-				t.Errorf("round %d: ask %s was answered as raised but is not stored", round, a["slug"])
-			}
-		}
+		checkKillRound(t, db, round, asked)
 		db.Close()
 		if t.Failed() {
 			t.FailNow()

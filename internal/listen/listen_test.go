@@ -77,17 +77,7 @@ func TestWriteWakesAWaiter(t *testing.T) {
 // while the connection was down are lost, so it must look), the listener
 // reconnects, and the next write wakes the next waiter again.
 func TestRestartWakesAndListensAgain(t *testing.T) {
-	pgtest.URL(t) // skips without PostgreSQL
-	dir, err := os.MkdirTemp("", "pgtest.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := pgtest.Start(dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := pgtest.Own(t)
 	ctx := context.Background()
 	u := srv.URL("postgres")
 	db, err := store.OpenPostgres(ctx, u, store.Options{})

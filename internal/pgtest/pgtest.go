@@ -84,6 +84,27 @@ func URL(t testing.TB) string {
 	return shared.URL(name)
 }
 
+// Own starts a server for this test alone — one it may restart without
+// cutting the other tests' connections — and stops it when the test ends.
+// Like URL, it skips (or fails, under RequireEnv) without PostgreSQL.
+func Own(t testing.TB) *Server {
+	t.Helper()
+	URL(t)
+	// Not t.TempDir: as root the server runs as postgres, which cannot
+	// enter the test's private temporary folder.
+	dir, err := os.MkdirTemp("", "pgtest.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("start a PostgreSQL server: %v", err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
 // ErrNotInstalled reports that no PostgreSQL server binaries were found.
 var ErrNotInstalled = errors.New("no PostgreSQL server binaries (initdb, postgres) in /usr/lib/postgresql/*/bin or on PATH — install Debian's postgresql package (.ci/run does)")
 

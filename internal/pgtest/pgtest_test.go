@@ -38,19 +38,7 @@ func TestEachURLIsAFreshDatabase(t *testing.T) {
 
 // A restart cuts every connection and serves the same data again.
 func TestRestartKeepsTheData(t *testing.T) {
-	URL(t) // skips without PostgreSQL
-	// Not t.TempDir: as root the server runs as postgres, which cannot
-	// enter the test's private temporary folder.
-	dir, err := os.MkdirTemp("", "pgtest.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Start(dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	s := Own(t)
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {

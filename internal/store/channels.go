@@ -42,15 +42,21 @@ type channel struct {
 	name string
 }
 
-func (t *tx) channelByName(raw string) (channel, error) {
+// lookupChannel finds a channel by a name the caller gave: sql.ErrNoRows
+// when there is none, for the caller to word.
+func (t *tx) lookupChannel(raw string) (channel, error) {
 	name, err := ChannelName(raw)
 	if err != nil {
 		return channel{}, err
 	}
 	c := channel{name: name}
-	err = t.row(`SELECT id FROM channels WHERE name = ?`, name).Scan(&c.id)
+	return c, t.row(`SELECT id FROM channels WHERE name = ?`, name).Scan(&c.id)
+}
+
+func (t *tx) channelByName(raw string) (channel, error) {
+	c, err := t.lookupChannel(raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, userErrorf("no channel named '%s' — create it with chat_channel_new or pick one from chat_channel_list(all=true)", name)
+		return c, userErrorf("no channel named '%s' — create it with chat_channel_new or pick one from chat_channel_list(all=true)", c.name)
 	}
 	return c, err
 }

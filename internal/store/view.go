@@ -198,18 +198,13 @@ func reverse[T any](list []T) {
 // viewedChannel finds a channel by name for the person, whose fix is
 // another name, not a tool call.
 func (t *tx) viewedChannel(raw string) (channel, error) {
-	name, err := ChannelName(raw)
-	if err != nil {
-		return channel{}, err
-	}
-	c := channel{name: name}
-	err = t.row(`SELECT id FROM channels WHERE name = ?`, name).Scan(&c.id)
+	c, err := t.lookupChannel(raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		names, lerr := t.names(`SELECT name FROM channels ORDER BY name`)
 		if lerr != nil {
 			return c, lerr
 		}
-		return c, userErrorf("there is no channel named '%s' — name one of: %s", name, quoteList(names))
+		return c, userErrorf("there is no channel named '%s' — name one of: %s", c.name, quoteList(names))
 	}
 	return c, err
 }

@@ -66,5 +66,7 @@ node -e '
 echo "real-clients: claude mcp list made no party"
 
 cp tests/e2e/ts-client.mjs "$work/npm/"
-(cd "$work/npm" && node ts-client.mjs "$bin" "$start" e2e-repo)
+# The tools module.yaml declares: the server must offer exactly these.
+declared=$(python3 -c 'import yaml; print(",".join(t["name"] for t in yaml.safe_load(open("module.yaml"))["tools"]))')
+(cd "$work/npm" && node ts-client.mjs "$bin" "$start" e2e-repo "$declared")
 echo "real-clients: 3 passed, 0 failed"

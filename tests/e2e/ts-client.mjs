@@ -1,15 +1,16 @@
 // Drives `mcpp-chat serve` with the official MCP TypeScript SDK client: a
-// client nobody here wrote. Usage: node ts-client.mjs BIN START_DIR PARTY
-// (run it from a folder whose node_modules holds @modelcontextprotocol/sdk).
+// client nobody here wrote. Usage: node ts-client.mjs BIN START_DIR PARTY TOOLS
+// (TOOLS: module.yaml's tool names, comma-separated; run it from a folder
+// whose node_modules holds @modelcontextprotocol/sdk).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [bin, cwd, party] = process.argv.slice(2);
+const [bin, cwd, party, declared] = process.argv.slice(2);
 const fail = (msg) => {
   console.error(`ts-client: FAIL: ${msg}`);
   process.exit(1);
 };
-if (!bin || !cwd || !party) fail("usage: node ts-client.mjs BIN START_DIR PARTY");
+if (!bin || !cwd || !party || !declared) fail("usage: node ts-client.mjs BIN START_DIR PARTY TOOLS");
 
 // The SDK passes only a few variables by default; MCPP_CHAT_DB must reach the server.
 const transport = new StdioClientTransport({ command: bin, args: ["serve"], cwd, env: { ...process.env }, stderr: "inherit" });
@@ -18,7 +19,8 @@ await client.connect(transport);
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
-if (names.length !== 14) fail(`want 14 tools, got ${names.length}: ${names.join(", ")}`);
+const want = declared.split(",").sort();
+if (names.slice().sort().join(",") !== want.join(",")) fail(`want the ${want.length} tools of module.yaml (${want.join(", ")}), got ${names.length}: ${names.join(", ")}`);
 if (!names.includes("chat_whoami") || names.includes("help")) fail(`tool names: ${names.join(", ")}`);
 for (const t of tools) {
   if (t.inputSchema?.type !== "object") fail(`${t.name}: inputSchema type is ${t.inputSchema?.type}`);

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +68,15 @@ func TestTeamStoreAcrossProcesses(t *testing.T) {
 	}
 	if after := dbStrings(t, db, `SELECT count(*) FROM messages`); after[0] != before[0] {
 		t.Errorf("doctor wrote: %v messages before, %v after", before, after)
+	}
+	if !strings.Contains(out, "party:       mesh-gw") || !strings.Contains(out, "party root:") {
+		t.Errorf("doctor on a team store names no party:\n%s", out)
+	}
+	gone := *w
+	gone.env = append(append([]string{}, w.env...), "MCPP_CHAT_STORE=postgres:///chat?host="+filepath.Join(w.dir, "no-server")+"&connect_timeout=2")
+	out, err = gone.command(gw, "doctor")
+	if err == nil || !strings.Contains(out, "reachable:   no — cannot reach the PostgreSQL store") {
+		t.Errorf("doctor on a store whose server is not there (%v):\n%s", err, out)
 	}
 }
 

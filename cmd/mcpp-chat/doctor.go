@@ -35,21 +35,12 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "module dir:  %s\n", in.paths.ModuleDir)
 	fmt.Fprintf(stdout, "config:      %s%s\n", in.paths.Config, configNote)
-	if in.onPostgres() {
-		return doctorTeamStore(ctx, stdout, in)
-	}
-	fmt.Fprintf(stdout, "store:       the database file (sqlite)\n")
-	fmt.Fprintf(stdout, "database:    %s\n", in.paths.DB)
-	if mode, open := readableByOthers(in.paths.DB); open {
-		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
-	}
 	code := exitOK
-	for _, h := range staleHolders(in.paths.DB) {
-		fmt.Fprintf(stdout, "warning:     process %d (%s) still has the database open although the file was deleted or replaced: what it writes is lost (an mcpp-chat server refuses to write) — restart it (a session: restart it, or reconnect its chat server)\n", h.pid, text.Clean(h.name))
-		code = exitError
+	if in.onPostgres() {
+		fmt.Fprintf(stdout, "store:       %s (a team store on PostgreSQL)\n", in.where())
+	} else {
+		code = doctorDatabaseFile(stdout, in, tick)
 	}
-	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
-	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	exe, hook := thisInstall()
 	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
@@ -64,15 +55,28 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 			code = exitError
 		}
 	}
-	// doctor only looks: it opens the database read-only, and a missing
-	// one (a mistyped MCPP_CHAT_DB) is reported, not created.
-	db, err := store.OpenReadOnly(ctx, in.paths.DB)
-	if errors.Is(err, store.ErrNoDatabase) {
+	// doctor only looks: it opens the store read-only, and a missing
+	// database (a mistyped MCPP_CHAT_DB) is reported, not created; a team
+	// store is never migrated.
+	db, err := in.openReadOnly(ctx)
+	if in.onPostgres() && !errors.Is(err, store.ErrNoDatabase) {
+		if err != nil {
+			fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "reachable:   yes\n")
+	}
+	switch {
+	case errors.Is(err, store.ErrNoDatabase) && in.onPostgres():
+		fmt.Fprintf(stdout, "reachable:   yes\n")
+		fmt.Fprintf(stdout, "schema:      none yet — the first chat call makes it (or mcpp-chat migrate copies a database into it)\n")
+		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
+		return code
+	case errors.Is(err, store.ErrNoDatabase):
 		fmt.Fprintf(stdout, "schema:      no database at %s yet — the first chat call creates it%s\n", in.paths.DB, mistypedHint(getenv))
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
 		return code
-	}
-	if err != nil {
+	case err != nil:
 		fmt.Fprintf(stdout, "schema:      unavailable: %v\n", err)
 		fmt.Fprintf(stdout, "party:       %s (as it would be named)\n", text.Clean(in.party.Name))
 		return exitError
@@ -149,25 +153,21 @@ func readableByOthers(path string) (os.FileMode, bool) {
 	return info.Mode().Perm(), info.Mode().Perm()&0o044 != 0
 }
 
-// doctorTeamStore shows a team store: where it is, whether it answers, and
-// its schema, without writing to it.
-func doctorTeamStore(ctx context.Context, stdout io.Writer, in install) int {
-	fmt.Fprintf(stdout, "store:       %s (a team store on PostgreSQL)\n", store.RedactURL(in.paths.Store))
-	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
-	version, err := store.InspectPostgres(ctx, in.paths.Store)
-	if err != nil {
-		fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
-		return exitError
+// doctorDatabaseFile shows the database file and what lies beside it,
+// warning of other users' access and of processes writing to a file that
+// is gone.
+func doctorDatabaseFile(stdout io.Writer, in install, tick string) int {
+	code := exitOK
+	fmt.Fprintf(stdout, "store:       the database file (sqlite)\n")
+	fmt.Fprintf(stdout, "database:    %s\n", in.paths.DB)
+	if mode, open := readableByOthers(in.paths.DB); open {
+		fmt.Fprintf(stdout, "warning:     the database is readable by other users (mode %04o) — run: chmod 600 %s\n", mode, in.paths.DB)
 	}
-	fmt.Fprintf(stdout, "reachable:   yes\n")
-	if version == 0 {
-		fmt.Fprintf(stdout, "schema:      none yet — the first chat call makes it (or mcpp-chat migrate copies a database into it)\n")
-		return exitOK
+	for _, h := range staleHolders(in.paths.DB) {
+		fmt.Fprintf(stdout, "warning:     process %d (%s) still has the database open although the file was deleted or replaced: what it writes is lost (an mcpp-chat server refuses to write) — restart it (a session: restart it, or reconnect its chat server)\n", h.pid, text.Clean(h.name))
+		code = exitError
 	}
-	fmt.Fprintf(stdout, "schema:      version %d (this binary knows up to %d)\n", version, store.SchemaVersion())
-	if version > store.SchemaVersion() {
-		fmt.Fprintf(stdout, "warning:     the store is newer than this mcpp-chat — upgrade mcpp-chat\n")
-		return exitError
-	}
-	return exitOK
+	fmt.Fprintf(stdout, "tick file:   %s\n", tick)
+	fmt.Fprintf(stdout, "backups:     %s\n", in.paths.Backups)
+	return code
 }

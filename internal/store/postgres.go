@@ -39,23 +39,6 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
 }
 
-// InspectPostgres reports the schema version of the team store at rawURL
-// without writing to it: doctor's look, which must not migrate.
-func InspectPostgres(ctx context.Context, rawURL string) (int, error) {
-	where := RedactURL(rawURL)
-	db, err := sql.Open("pgx", rawURL)
-	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", where, err)
-	}
-	defer db.Close()
-	t, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return 0, (&postgres{where: where}).describe(err)
-	}
-	defer t.Rollback()
-	return pgSchemaVersion(ctx, t, where)
-}
-
 // OpenReadOnlyPostgres opens the team store at rawURL for reading only:
 // every read is a READ ONLY transaction, which PostgreSQL refuses to let
 // write. It migrates nothing; a store without the schema is refused.

@@ -13,12 +13,14 @@ import (
 // be trusted (right after a write there is none, by design).
 func fingerprint(t *testing.T, path string) string {
 	t.Helper()
-	time.Sleep(trustAge)
-	fp, ok := Fingerprint(path)
-	if !ok {
-		t.Fatalf("no fingerprint for %s", path)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if fp, ok := Fingerprint(path); ok {
+			return fp
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fingerprint for %s", path)
+		}
 	}
-	return fp
 }
 
 // fingerprintAged takes the database's fingerprint as if its files' last

@@ -34,7 +34,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 		}
 	}
 	for i := 0; i < 5; i++ {
-		trustedFingerprint(t, db)
+		fingerprint(t, db.path)
 		check(i) // read at a fingerprinted state: kept
 		hits := db.answers.hitCount()
 		check(i) // the same state: answered from the memo
@@ -43,7 +43,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 		}
 		must(t)(other.Say(ctx, gw, SayArgs{Text: "news"}))
 		check(i + 1) // at once, before the new state has a fingerprint
-		trustedFingerprint(t, db)
+		fingerprint(t, db.path)
 		check(i + 1) // and once it has
 	}
 	must(t)(db.Whoami(ctx, dash, "about dash"))
@@ -55,7 +55,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 // An entry stops answering once the party's last_seen would be written again.
 func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 	db := world(t)
-	trustedFingerprint(t, db)
+	fingerprint(t, db.path)
 	s := db.readSweep()
 	if !s.known {
 		t.Skip("fingerprint unknown")

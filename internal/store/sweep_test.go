@@ -4,20 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
-	"time"
 )
-
-// trustedFingerprint waits until the database's fingerprint can be told
-// (file times are trusted 30 ms after a write).
-func trustedFingerprint(t *testing.T, db *DB) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if _, ok := Fingerprint(db.path); ok {
-			return
-		}
-	}
-	t.Fatal("the database never had a fingerprint")
-}
 
 // Reads skip the sweep while nothing was committed since one found nothing,
 // and sweep again after another handle's commit made an item sweepable.
@@ -29,7 +16,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", "")) // prune-ok'd by both, not done yet
 
-	trustedFingerprint(t, db)
+	fingerprint(t, db.path)
 	peek := ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}
 	must(t)(db.Read(ctx, dash, peek))
 	ran := db.sweeps.runs.Load()
@@ -46,7 +33,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t)(other.Resolve(ctx, gw, "chunk-api", "", false, ""))
-	trustedFingerprint(t, db)
+	fingerprint(t, db.path)
 	r, err := db.Read(ctx, dash, peek)
 	if err != nil || !reflect.DeepEqual(r.ArchivedByThisRead, []string{"chunk-api"}) {
 		t.Fatalf("read after another handle's resolve swept %+v, %v; want chunk-api archived", r.ArchivedByThisRead, err)
@@ -67,7 +54,7 @@ func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", ""))
-	trustedFingerprint(t, db)
+	fingerprint(t, db.path)
 	must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}))
 	other, err := Open(ctx, db.path)
 	if err != nil {

@@ -608,6 +608,9 @@ func TestSearchPagesShowEveryHitOnce(t *testing.T) {
 // Hits in messages whose titles and bodies are 64 KiB long, some of one
 // word, still fit one answer.
 func TestLongHitsFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 60 texts of 32 to 64 KiB (seconds); run without -short")
+	}
 	p := newPair(t)
 	long := strings.Repeat("needle ", 65536/7)
 	word := "needle" + strings.Repeat("x", 32000)

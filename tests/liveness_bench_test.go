@@ -62,7 +62,8 @@ func wakeRounds(t *testing.T, rounds int, tick bool) {
 	var fromExit, fromCommit []time.Duration
 	for i := range rounds + 1 { // round 0 warms up
 		toolCall(t, s, "chat_read", nil, nil) // nothing unread: the wait blocks
-		select { // a progress of the previous round's wait
+		// Drop a late progress of the previous round's wait.
+		select {
 		case <-progress:
 		default:
 		}

@@ -176,11 +176,11 @@ type waitArgs struct {
 }
 
 func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
-	seconds := 10
+	seconds := DefaultWaitSeconds
 	if a.Seconds != nil {
 		seconds = *a.Seconds
 	}
-	seconds = max(1, min(seconds, s.waitBounds()))
+	seconds = max(1, min(seconds, WaitCeiling(s.Config, s.Env)))
 	if a.Channel != "" {
 		name, err := store.ChannelName(a.Channel)
 		if err != nil {

@@ -37,22 +37,22 @@ func exitAfterSignal(ctx context.Context) {
 	os.Exit(hook.ExitOK)
 }
 
-const usage = `mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
+var usage = fmt.Sprintf(`mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
 
 Usage (the hook payload JSON comes on stdin):
   mcpp-chat-hook --event SessionStart|UserPromptSubmit|Stop
-  mcpp-chat-hook --event Stop --wait [--timeout 3600]   (for "asyncRewake": true)
+  mcpp-chat-hook --event Stop --wait [--timeout %d]   (for "asyncRewake": true)
   mcpp-chat-hook --version
 
-It always exits 0 and prints nothing on any error; --wait exits 2 when a
+It always exits %d and prints nothing on any error; --wait exits %d when a
 peer waits on the session. See docs/hooks.md.
-`
+`, int(hook.DefaultWaitTimeout/time.Second), hook.ExitOK, hook.ExitWake)
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpp-chat-hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a hook's stray output would reach the session
 	event := fs.String("event", "", "hook event name (default: the payload's hook_event_name)")
-	wait := fs.Bool("wait", false, "block until a peer waits on this session, then exit 2")
+	wait := fs.Bool("wait", false, fmt.Sprintf("block until a peer waits on this session, then exit %d", hook.ExitWake))
 	timeout := fs.Int("timeout", int(hook.DefaultWaitTimeout/time.Second), "seconds --wait blocks at most")
 	showVersion := fs.Bool("version", false, "print the version")
 	if err := fs.Parse(args); err != nil {

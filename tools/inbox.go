@@ -206,6 +206,11 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if ctx.Err() != nil {
+			// Cancelled during the look: the same answer as while waiting,
+			// not an inbox that looks as if the time were up.
+			return Result{}, ctx.Err()
+		}
 		if a.Channel != "" && !sitsIn(in, a.Channel) {
 			return Result{}, argErrorf("you are not in '%s' — pass one of your channels (%s) or join it with chat_channel_join", a.Channel, names(channelNames(in)))
 		}

@@ -13,16 +13,16 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
-const usage = `mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
+var usage = fmt.Sprintf(`mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
 
 Usage (the hook payload JSON comes on stdin):
   mcpp-chat-hook --event SessionStart|UserPromptSubmit|Stop
-  mcpp-chat-hook --event Stop --wait [--timeout 3600]   (for "asyncRewake": true)
+  mcpp-chat-hook --event Stop --wait [--timeout %d]   (for "asyncRewake": true)
   mcpp-chat-hook --version
 
-It always exits 0 and prints nothing on any error; --wait exits 2 when a
+It always exits %d and prints nothing on any error; --wait exits %d when a
 peer waits on the session. See docs/hooks.md.
-`
+`, int(DefaultWaitTimeout/time.Second), ExitOK, ExitWake)
 
 // Command is the hook's command line, shared by mcpp-chat-hook and
 // `mcpp-chat hook`: it parses args into o (Env, Exe, the streams and the
@@ -31,7 +31,7 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 	fs := flag.NewFlagSet("mcpp-chat-hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a hook's stray output would reach the session
 	event := fs.String("event", "", "hook event name (default: the payload's hook_event_name)")
-	wait := fs.Bool("wait", false, "block until a peer waits on this session, then exit 2")
+	wait := fs.Bool("wait", false, fmt.Sprintf("block until a peer waits on this session, then exit %d", ExitWake))
 	timeout := fs.Int("timeout", int(DefaultWaitTimeout/time.Second), "seconds --wait blocks at most")
 	showVersion := fs.Bool("version", false, "print the version")
 	if err := fs.Parse(args); err != nil {

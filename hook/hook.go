@@ -35,6 +35,16 @@ type Options struct {
 	// hands a team store's events to `mcpp-chat hook`, which sets them.
 	TeamStore   func(ctx context.Context, url string) (*store.ReadOnly, error)
 	TeamChanges func(url string) Changes
+
+	// Deadline bounds one run, or one look of a waiter (0: DefaultDeadline);
+	// Recheck is how often a waiter looks whether it was replaced or its
+	// session ended (0: DefaultRecheck). Tests shorten them to run fast.
+	Deadline time.Duration
+	Recheck  time.Duration
+
+	// looked, when set, is called after each look of a waiter: a test
+	// waits for it instead of guessing when the waiter is waiting.
+	looked func()
 }
 
 // Changes says when the store may have changed (wake.Watcher, or a team
@@ -60,13 +70,29 @@ func (o Options) opener(paths config.Paths) func(context.Context) (*store.ReadOn
 	}
 }
 
-// Deadline is how long a hook run may take; past it the hook gives up and
-// prints nothing, so a slow or locked database never delays a session.
-const Deadline = 900 * time.Millisecond
+// DefaultDeadline is how long a hook run may take; past it the hook gives
+// up and prints nothing, so a slow or locked database never delays a
+// session.
+const DefaultDeadline = 900 * time.Millisecond
 
-// deliveryGrace is how long, past Deadline, an answer already computed may
-// take to reach the output; Deadline plus it stays under a second.
+// deliveryGrace is how long, past the deadline, an answer already computed
+// may take to reach the output; DefaultDeadline plus it stays under a
+// second.
 const deliveryGrace = 50 * time.Millisecond
+
+func (o Options) deadline() time.Duration {
+	if o.Deadline > 0 {
+		return o.Deadline
+	}
+	return DefaultDeadline
+}
+
+func (o Options) recheck() time.Duration {
+	if o.Recheck > 0 {
+		return o.Recheck
+	}
+	return DefaultRecheck
+}
 
 // Exit codes. A hook always exits 0, except a --wait that saw a peer
 // waiting: 2 makes Claude Code show its stderr to the model and wake it.
@@ -76,12 +102,12 @@ const (
 )
 
 // Run answers one hook event, or waits with o.Wait. Output is written
-// only when the whole answer is ready within Deadline.
+// only when the whole answer is ready within the deadline.
 func Run(ctx context.Context, o Options) int {
 	if o.Wait {
 		return runWaiter(ctx, o)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Deadline)
+	ctx, cancel := context.WithTimeout(ctx, o.deadline())
 	defer cancel()
 	done := make(chan string, 1)
 	go func() { done <- answer(ctx, o) }()

@@ -138,7 +138,7 @@ func TestRunGivesUpSilently(t *testing.T) {
 	defer w.Close()
 	var out bytes.Buffer
 	start := time.Now()
-	code := Run(context.Background(), Options{Event: SessionStart, Env: func(string) string { return "" }, Stdin: r, Stdout: &out, Stderr: &out})
+	code := Run(context.Background(), Options{Event: SessionStart, Deadline: 50 * time.Millisecond, Env: func(string) string { return "" }, Stdin: r, Stdout: &out, Stderr: &out})
 	if code != ExitOK || out.Len() != 0 {
 		t.Fatalf("code %d, output %q", code, out.String())
 	}
@@ -191,14 +191,41 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) waiter(ctx context.Context, session string, timeout time.Duration) (chan int, *syncBuffer) {
-	var stderr syncBuffer
-	done := make(chan int, 1)
+// waiting is a waiter running in the background.
+type waiting struct {
+	done   chan int
+	stderr *syncBuffer
+	looked chan struct{} // a look was taken; dropped when nobody waits for it
+}
+
+// waiter starts a waiter of session. It rechecks its claim often, so that a
+// newer waiter replaces it without a second's delay.
+func (f *fixture) waiter(ctx context.Context, session string, timeout time.Duration) *waiting {
+	w := &waiting{done: make(chan int, 1), stderr: &syncBuffer{}, looked: make(chan struct{}, 1)}
 	go func() {
-		done <- Run(ctx, Options{Wait: true, Timeout: timeout, Env: f.env,
-			Stdin: strings.NewReader(`{"session_id":"` + session + `"}`), Stdout: io.Discard, Stderr: &stderr})
+		w.done <- Run(ctx, Options{Wait: true, Timeout: timeout, Recheck: 10 * time.Millisecond, Env: f.env,
+			Stdin: strings.NewReader(`{"session_id":"` + session + `"}`), Stdout: io.Discard, Stderr: w.stderr,
+			looked: func() {
+				select {
+				case w.looked <- struct{}{}:
+				default:
+				}
+			}})
 	}()
-	return done, &stderr
+	return w
+}
+
+// waitLook waits until the waiter has looked at the database without
+// waking, and so waits for the next change.
+func (w *waiting) waitLook(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.looked:
+	case code := <-w.done:
+		t.Fatalf("the waiter ended (exit %d, stderr %q) before anything arrived", code, w.stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("the waiter never looked at the database")
+	}
 }
 
 type syncBuffer struct {
@@ -218,75 +245,61 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitClaim waits until a waiter of session has claimed its place.
-func (f *fixture) waitClaim(t *testing.T, session string, token string) string {
-	t.Helper()
-	path := filepath.Join(f.stateDir, "wait-"+sessionKey(session, f.dashRoot)+".pid")
-	for i := 0; i < 500; i++ {
-		if data, err := os.ReadFile(path); err == nil && string(data) != token {
-			time.Sleep(100 * time.Millisecond) // let it reach its first look
-			return string(data)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the waiter never claimed its place")
-	return ""
-}
-
-func TestWaitWakesOnAPeersMessageAndTimesOut(t *testing.T) {
+// A waiter wakes on a change after its first look, and what it told does
+// not wake the session again.
+func TestWaitWakesOnAPeersMessageOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	done, stderr := f.waiter(ctx, "s1", 30*time.Second)
-	f.waitClaim(t, "s1", "")
-	select {
-	case code := <-done:
-		t.Fatalf("returned %d before anything arrived", code)
-	default:
-	}
+	w := f.waiter(ctx, "s1", time.Minute)
+	w.waitLook(t)
 	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case code := <-done:
+	case code := <-w.done:
 		if code != ExitWake {
 			t.Fatalf("exit %d", code)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the waiter did not wake")
 	}
-	mustContain(t, stderr.String(), "A peer is waiting on this session", `[chunk-api] "Is the enum closed?" from mesh-gw — needs your ack`)
+	mustContain(t, w.stderr.String(), "A peer is waiting on this session", `[chunk-api] "Is the enum closed?" from mesh-gw — needs your ack`)
 
-	// The same state does not wake the session again: a new waiter times out.
-	done, stderr = f.waiter(ctx, "s1", 2*time.Second)
-	if code := <-done; code != ExitOK || stderr.String() != "" {
-		t.Fatalf("second waiter: exit %d, stderr %q", code, stderr.String())
+	// The same state does not wake the session again: a new waiter looks,
+	// keeps waiting, and ends silently when its time is up.
+	until, cancel := context.WithCancel(ctx)
+	again := f.waiter(until, "s1", time.Minute)
+	again.waitLook(t)
+	cancel()
+	if code := <-again.done; code != ExitOK || again.stderr.String() != "" {
+		t.Fatalf("second waiter: exit %d, stderr %q", code, again.stderr.String())
 	}
 }
 
 func TestNewerWaiterReplacesOlder(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	first, _ := f.waiter(ctx, "s1", 30*time.Second)
-	token := f.waitClaim(t, "s1", "")
-	second, _ := f.waiter(ctx, "s1", 30*time.Second)
-	f.waitClaim(t, "s1", token)
+	first := f.waiter(ctx, "s1", time.Minute)
+	first.waitLook(t)
+	second := f.waiter(ctx, "s1", time.Minute)
+	second.waitLook(t) // it claimed the session before it looked
 	select {
-	case code := <-first:
+	case code := <-first.done:
 		if code != ExitOK {
 			t.Fatalf("older waiter exit %d", code)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the older waiter kept waiting")
 	}
 	select {
-	case code := <-second:
+	case code := <-second.done:
 		t.Fatalf("newer waiter ended with %d", code)
 	default:
 	}
 	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "hi", Channel: "gw--dash"}); err != nil {
 		t.Fatal(err)
 	}
-	if code := <-second; code != ExitWake {
+	if code := <-second.done; code != ExitWake {
 		t.Fatalf("newer waiter exit %d", code)
 	}
 }
@@ -310,10 +323,20 @@ func (f *fixture) forget(t *testing.T, session string) {
 	}
 }
 
-// letFilesAge waits until the database files' last change is old enough
-// for a fingerprint to be trusted (30 ms on file systems with fine times):
-// only then does the hook skip reading an unchanged database.
-func letFilesAge() { time.Sleep(100 * time.Millisecond) }
+// letFilesAge waits until the database's fingerprint can be trusted (its
+// files' last change is old enough): only then does the hook skip reading
+// an unchanged database.
+func (f *fixture) letFilesAge(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := store.Fingerprint(f.db.Path()); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the database's fingerprint never became trustworthy")
+		}
+	}
+}
 
 // While nothing is written, a prompt or a Stop that had nothing new to say
 // stays silent without reading the database; the first write makes it read
@@ -326,7 +349,7 @@ func TestUnchangedDatabaseIsNotReadAgain(t *testing.T) {
 	}
 	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "the radio build is green")
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
-	letFilesAge()
+	f.letFilesAge(t)
 	if out := f.run(t, UserPromptSubmit, "s1") + f.run(t, Stop, "s1"); out != "" {
 		t.Fatalf("unchanged state told again:\n%s", out)
 	}
@@ -442,11 +465,11 @@ func TestWaiterDoesNotHoldAnUnattendedRunOpen(t *testing.T) {
 	} {
 		f := newFixture(t)
 		f.withEnv(vars)
-		done, stderr := f.waiter(context.Background(), "s1", time.Minute)
+		w := f.waiter(context.Background(), "s1", time.Minute)
 		select {
-		case code := <-done:
-			if code != ExitOK || stderr.String() != "" {
-				t.Fatalf("%v: exit %d, stderr %q; want a silent exit 0", vars, code, stderr.String())
+		case code := <-w.done:
+			if code != ExitOK || w.stderr.String() != "" {
+				t.Fatalf("%v: exit %d, stderr %q; want a silent exit 0", vars, code, w.stderr.String())
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%v: the waiter held an unattended run open", vars)
@@ -462,20 +485,20 @@ func TestWaiterDoesNotHoldAnUnattendedRunOpen(t *testing.T) {
 func TestWakeIsNotRepeatedByTheNextPrompt(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	done, stderr := f.waiter(ctx, "s1", 30*time.Second)
-	f.waitClaim(t, "s1", "")
+	w := f.waiter(ctx, "s1", time.Minute)
+	w.waitLook(t)
 	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case code := <-done:
+	case code := <-w.done:
 		if code != ExitWake {
 			t.Fatalf("exit %d", code)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the waiter did not wake")
 	}
-	mustContain(t, stderr.String(), "I need FRAME_AUX.")
+	mustContain(t, w.stderr.String(), "I need FRAME_AUX.")
 	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
 		t.Fatalf("the prompt after the wake repeated it:\n%s", out)
 	}

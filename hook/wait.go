@@ -17,10 +17,10 @@ import (
 // DefaultWaitTimeout is how long --wait blocks when --timeout is not given.
 const DefaultWaitTimeout = time.Hour
 
-// recheckEvery is how often a waiter looks whether a newer waiter took its
-// place or its session went away (sessionWatch); the database itself is
-// watched.
-const recheckEvery = time.Second
+// DefaultRecheck is how often a waiter looks whether a newer waiter took
+// its place or its session went away (sessionWatch); the database itself
+// is watched.
+const DefaultRecheck = time.Second
 
 // runWaiter is --wait: it blocks until a peer waits on this session (exit
 // 2, the Stop reason on stderr, which wakes an idle Claude Code session),
@@ -57,15 +57,18 @@ func runWaiter(ctx context.Context, o Options) int {
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, open: o.opener(paths)}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, open: o.opener(paths), deadline: o.deadline()}
 	session := watchSession(o.Env)
-	recheck := time.NewTicker(recheckEvery)
+	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
 	for {
 		changed := w.Next() // before the look: a change during it is not missed
 		if reason, ok := look.check(ctx); ok {
 			fmt.Fprintln(o.Stderr, reason)
 			return ExitWake
+		}
+		if o.looked != nil {
+			o.looked()
 		}
 		if !waitForChange(ctx, changed, recheck.C, func() bool { return c.lost() || session.gone() }) {
 			return ExitOK
@@ -112,7 +115,7 @@ func unattended(env config.Env) bool {
 	return strings.HasPrefix(env("CLAUDE_CODE_ENTRYPOINT"), "sdk")
 }
 
-// readPayloadWithin reads stdin but gives up after Deadline.
+// readPayloadWithin reads stdin but gives up after the run's deadline.
 func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 	type result struct {
 		pl  Payload
@@ -126,7 +129,7 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 	select {
 	case r := <-done:
 		return r.pl, r.err
-	case <-time.After(Deadline):
+	case <-time.After(o.deadline()):
 		return Payload{}, errors.New("no hook payload on stdin")
 	case <-ctx.Done():
 		return Payload{}, ctx.Err()
@@ -139,8 +142,9 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 type watcherLook struct {
 	dir, session, root string
 	open               func(context.Context) (*store.ReadOnly, error)
-	looked             bool     // a look was taken: blocked is what it saw
-	blocked            []string // without a record, what blocked at the last look
+	deadline           time.Duration // bounds one look
+	looked             bool          // a look was taken: blocked is what it saw
+	blocked            []string      // without a record, what blocked at the last look
 }
 
 // check reads the database and reports the wake reason when something
@@ -150,7 +154,7 @@ type watcherLook struct {
 // records: Claude Code runs UserPromptSubmit for the wake, which must not
 // tell the model again what the wake just told it.
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
-	look, cancel := context.WithTimeout(ctx, Deadline)
+	look, cancel := context.WithTimeout(ctx, l.deadline)
 	defer cancel()
 	p, err := readPending(look, l.open, l.root)
 	if err != nil {

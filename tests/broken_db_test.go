@@ -242,7 +242,7 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 	if probe.Run() == nil {
 		t.Skipf("%s is still writable for the test's user: cannot make a read-only database here", dbPath)
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // a rewrite must show in the mtime
 	before := fileStateOf(t, dbPath)
 
 	cmd := run("call", "chat_whoami")

@@ -158,7 +158,7 @@ func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 	if r := s.next(); r.ID != float64(2) {
 		t.Fatalf("first answer %v, want the whoami's (2): the wait held it up", r.ID)
 	}
-	time.Sleep(200 * time.Millisecond) // the wait has started
+	waitUntilWatching(t, s.cmd.Process.Pid) // the wait has started
 	start := time.Now()
 	s.stdin.Close()
 	var waited struct {
@@ -183,7 +183,7 @@ func TestCallStreamSIGTERMEndsAWait(t *testing.T) {
 	s := startStream(t, w, gw)
 	s.next() // ready
 	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`)
-	time.Sleep(300 * time.Millisecond)
+	waitUntilWatching(t, s.cmd.Process.Pid)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	if r := s.next(); r.ID != float64(1) || r.Success {

@@ -241,7 +241,7 @@ func BenchmarkHookWaitWake(b *testing.B) {
 			b.Fatal(err)
 		}
 		waitPid(b, stateDir, cmd.Process.Pid)
-		time.Sleep(200 * time.Millisecond) // its first look is done
+		waitUntilWatching(b, cmd.Process.Pid)
 		b.StartTimer()
 		start := time.Now()
 		res, err := db.Say(ctx, w.gwIdent, store.SayArgs{Text: "ping", Channel: "gw--dash"})

@@ -45,7 +45,7 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	pid := waiterPID(t, w, exited)
+	pid := waitForClaim(t, w, exited)
 	t.Cleanup(func() {
 		if processLive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL) // the waiter this test started; its shell then ends too
@@ -65,26 +65,6 @@ func TestHookWaitEndsWithItsSession(t *testing.T) {
 	if said, _ := os.ReadFile(stderr.Name()); len(said) != 0 {
 		t.Fatalf("the waiter said %q; want a silent exit", said)
 	}
-}
-
-// waiterPID waits for the --wait process to claim its place and returns
-// its pid, the first word of its claim.
-func waiterPID(t *testing.T, w *world, exited chan error) int {
-	t.Helper()
-	waitForClaim(t, w, exited)
-	claims, _ := filepath.Glob(filepath.Join(w.home, ".local", "state", "mcpp-chat", "hook", "wait-*.pid"))
-	if len(claims) != 1 {
-		t.Fatalf("claims: %v", claims)
-	}
-	data, err := os.ReadFile(claims[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.Fields(string(data))[0])
-	if err != nil {
-		t.Fatalf("claim %q: %v", data, err)
-	}
-	return pid
 }
 
 // processLive reports a process that has not exited (a zombie has).

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -520,23 +521,36 @@ func TestHookWaitWakesAndTimesOut(t *testing.T) {
 }
 
 // waitForClaim waits until a --wait process has claimed its place in the
-// state folder and made its first look.
-func waitForClaim(t *testing.T, w *world, exited chan error) {
+// state folder and started watching the database, and returns its pid (the
+// first word of its claim).
+func waitForClaim(t *testing.T, w *world, exited chan error) int {
 	t.Helper()
 	dir := filepath.Join(w.home, ".local", "state", "mcpp-chat", "hook")
-	for i := 0; i < 1000; i++ {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		select {
 		case err := <-exited:
 			t.Fatalf("--wait ended before anything arrived: %v", err)
 		default:
 		}
-		if m, _ := filepath.Glob(filepath.Join(dir, "wait-*.pid")); len(m) > 0 {
-			time.Sleep(300 * time.Millisecond)
-			return
+		if claims, _ := filepath.Glob(filepath.Join(dir, "wait-*.pid")); len(claims) > 0 {
+			if len(claims) != 1 {
+				t.Fatalf("claims: %v", claims)
+			}
+			data, err := os.ReadFile(claims[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.Fields(string(data))[0])
+			if err != nil {
+				t.Fatalf("claim %q: %v", data, err)
+			}
+			waitUntilWatching(t, pid)
+			return pid
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatal("--wait never claimed its place")
+		}
 	}
-	t.Fatal("--wait never claimed its place")
 }
 
 // A newer waiter of the same session makes the older one exit 0.

@@ -64,22 +64,43 @@ func wakeRounds(t *testing.T, rounds int, tick bool, storeURL string) {
 		env = append(env, "MCPP_CHAT_CONFIG="+config)
 	}
 	w, alpha, beta := liveWorld(t, env...)
-	s := w.serve(alpha)
+	w.configure(waitProgressFast)
+	progress := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "tests", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
+		},
+	})
+	s := liveConnect(t, w, alpha, client, nil)
 	var fromExit, fromCommit []time.Duration
 	for i := range rounds + 1 { // round 0 warms up
 		toolCall(t, s, "chat_read", nil, nil) // nothing unread: the wait blocks
+		// Drop a late progress of the previous round's wait.
+		select {
+		case <-progress:
+		default:
+		}
 		done := make(chan time.Time, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 20}})
+			params := &mcp.CallToolParams{Name: "chat_wait", Arguments: map[string]any{"seconds": 20}}
+			params.SetProgressToken(fmt.Sprint("round-", i))
+			res, err := s.CallTool(ctx, params)
 			at := time.Now()
 			if err != nil || res.IsError || !bytes.Contains([]byte(contentText(res, 1)), []byte(`"arrived":true`)) {
 				t.Errorf("round %d: the wait did not see the say: %v %v", i, err, res)
 			}
 			done <- at
 		}()
-		time.Sleep(300 * time.Millisecond) // the wait is blocked by now
+		select { // its first progress: the wait is under way
+		case <-progress:
+		case <-time.After(liveGenerous):
+			t.Fatalf("round %d: the wait sent no progress", i)
+		}
 		cmd := exec.Command(chatBin, "call", "chat_say", fmt.Sprintf(`{"text": "round %d"}`, i))
 		cmd.Dir, cmd.Env = beta, w.env
 		if out, err := cmd.Output(); err != nil {

@@ -286,6 +286,8 @@ func stuckAt(s *mcp.ClientSession) string {
 	}
 	sv := v.(*served)
 	sv.cmd.Process.Signal(syscall.SIGQUIT)
+	// Only a failing test gets here. The dump has no end mark and the
+	// transport owns the process's exit, so it gets a fixed time.
 	time.Sleep(2 * time.Second)
 	var ours []string
 	for _, g := range strings.Split(sv.stderr.String(), "\n\n") {

@@ -24,6 +24,34 @@ func initRaw(t *testing.T, r *rawServer) {
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
+// startWait sends a 20 s chat_wait with request id id and a progress
+// token, and returns at its first progress notification: the wait is under
+// way. The world's chat.wait_progress_ms must be short (waitProgressFast).
+func (r *rawServer) startWait(id int) {
+	r.t.Helper()
+	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"chat_wait","arguments":{"seconds":20},"_meta":{"progressToken":"wait-%d"}}}`, id, id))
+	timeout := time.After(liveGenerous)
+	for {
+		select {
+		case m, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("the server closed stdout during the wait; stderr: %s", r.stderr)
+			}
+			if m["id"] == float64(id) {
+				r.t.Fatalf("the wait answered before it said it was under way: %v", m)
+			}
+			if m["method"] == "notifications/progress" {
+				return
+			}
+		case <-timeout:
+			r.t.Fatalf("no progress from the wait within %v; stderr: %s", liveGenerous, r.stderr)
+		}
+	}
+}
+
+// waitProgressFast is a config whose waits send progress soon.
+const waitProgressFast = "chat:\n  wait_progress_ms: 20\n"
+
 // exitCode waits, bounded, for the server to end and returns its exit code.
 func exitCode(t *testing.T, r *rawServer) int {
 	t.Helper()
@@ -57,11 +85,11 @@ func TestServeShutsDownQuietly(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			w, alpha, _ := liveWorld(t)
+			w.configure(waitProgressFast)
 			r := w.rawServe(alpha)
 			initRaw(t, r)
 			r.request("tools/call", map[string]any{"name": "chat_inbox", "arguments": map[string]any{}})
-			r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat_wait","arguments":{"seconds":20}}}`)
-			time.Sleep(300 * time.Millisecond) // the wait is under way
+			r.startWait(2)
 			switch how {
 			case "SIGTERM":
 				r.cmd.Process.Signal(syscall.SIGTERM)
@@ -138,10 +166,10 @@ func TestServeAnswersEveryRequestReadBeforeStdinEnds(t *testing.T) {
 func TestServeDoesNotAnswerACancelledCall(t *testing.T) {
 	t.Parallel()
 	w, alpha, _ := liveWorld(t)
+	w.configure(waitProgressFast)
 	r := w.rawServe(alpha)
 	initRaw(t, r)
-	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"chat_wait","arguments":{"seconds":20}}}`)
-	time.Sleep(300 * time.Millisecond) // the wait is under way
+	r.startWait(7)
 	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user pressed Esc"}}`)
 	_, seen := r.request("tools/call", map[string]any{"name": "chat_inbox", "arguments": map[string]any{}})
 	// A response to the cancelled call is written as soon as the wait

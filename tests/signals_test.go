@@ -73,23 +73,65 @@ func TestServeStopsWhenItsClientStopsReading(t *testing.T) {
 	}
 }
 
-// waitForBlockedWrite gives the server time to fill the pipe. Where /proc
-// tells, it waits until the server sleeps in a write; elsewhere a second.
+// waitForBlockedWrite waits until the server sleeps in a write to its
+// stdout: the pipe is full.
 func waitForBlockedWrite(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
-		if err != nil || len(tasks) == 0 {
-			time.Sleep(time.Second)
+	waitForProc(t, pid, "/proc/%d/task/*/wchan", "block in a write", fileHas("pipe_write"))
+}
+
+// waitForBlockedRead waits until the process sleeps in a read of a pipe
+// (its stdin).
+func waitForBlockedRead(t testing.TB, pid int) {
+	t.Helper()
+	waitForProc(t, pid, "/proc/%d/task/*/wchan", "block in a read", fileHas("pipe_read"))
+}
+
+// waitUntilWatching waits until the process watches the database's files
+// (an inotify instance among its open files): chat_wait and the hook's
+// waiter start watching just before their first look, so a change after
+// this wakes them.
+func waitUntilWatching(t testing.TB, pid int) {
+	t.Helper()
+	waitForProc(t, pid, "/proc/%d/fd/*", "watch the database", func(fd string) bool {
+		target, _ := os.Readlink(fd)
+		return target == "anon_inode:inotify"
+	})
+}
+
+// fileHas reports whether a (/proc) file holds want.
+func fileHas(want string) func(string) bool {
+	return func(path string) bool {
+		data, _ := os.ReadFile(path)
+		return strings.Contains(string(data), want)
+	}
+}
+
+// procBound bounds a wait for a state of another process.
+const procBound = 10 * time.Second
+
+// waitForProc waits until found holds for one of the files that pattern
+// (with the pid for %d) names under /proc. Without /proc it waits a second
+// instead. Past procBound it goes on, saying so: a process that does not
+// show the state (no inotify left, a kernel naming its wait channels
+// otherwise) then meets the test's assertions as it is.
+func waitForProc(t testing.TB, pid int, pattern, what string, found func(path string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(procBound); ; time.Sleep(10 * time.Millisecond) {
+		paths, err := filepath.Glob(fmt.Sprintf(pattern, pid))
+		if err != nil || len(paths) == 0 {
+			time.Sleep(time.Second) // no /proc here
 			return
 		}
-		for _, task := range tasks {
-			if wchan, _ := os.ReadFile(task); strings.Contains(string(wchan), "pipe_write") {
+		for _, p := range paths {
+			if found(p) {
 				return
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Logf("process %d did not %s within %v; going on", pid, what, procBound)
+			return
+		}
 	}
 }
 
@@ -110,7 +152,7 @@ func TestCallStopsOnASignalWhileWaitingForStdin(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitForBlockedRead(t, cmd.Process.Pid)
 	cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, cmd, "call after SIGTERM")
 	var r callResult

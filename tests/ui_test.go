@@ -36,6 +36,7 @@ func chromium(t *testing.T) string {
 // browser starts headless Chromium for one test, bounded by within.
 func browser(t *testing.T, within time.Duration) context.Context {
 	t.Helper()
+	skipShort(t) // before the browser starts: that alone takes seconds
 	exe := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	t.Cleanup(cancel)

@@ -179,7 +179,11 @@ func body(i, size int) string {
 func TestReadingPageByPageDeliversEveryMessageOnce(t *testing.T) {
 	p := newPair(t)
 	want := map[int64]string{}
-	for i := 1; i <= 500; i++ {
+	n := 500
+	if testing.Short() {
+		n = 200 // still many pages and two long messages; the writes are the time
+	}
+	for i := 1; i <= n; i++ {
 		size := 1024
 		if i%97 == 0 {
 			size = 60 << 10
@@ -608,6 +612,9 @@ func TestSearchPagesShowEveryHitOnce(t *testing.T) {
 // Hits in messages whose titles and bodies are 64 KiB long, some of one
 // word, still fit one answer.
 func TestLongHitsFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 60 texts of 32 to 64 KiB (seconds); run without -short")
+	}
 	p := newPair(t)
 	long := strings.Repeat("needle ", 65536/7)
 	word := "needle" + strings.Repeat("x", 32000)

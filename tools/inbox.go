@@ -176,11 +176,11 @@ type waitArgs struct {
 }
 
 func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
-	seconds := 10
+	seconds := DefaultWaitSeconds
 	if a.Seconds != nil {
 		seconds = *a.Seconds
 	}
-	seconds = max(1, min(seconds, s.waitBounds()))
+	seconds = max(1, min(seconds, WaitCeiling(s.Config, s.Env)))
 	if a.Channel != "" {
 		name, err := store.ChannelName(a.Channel)
 		if err != nil {
@@ -205,6 +205,11 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		in, err := s.DB.Inbox(ctx, s.Me)
 		if err != nil {
 			return Result{}, err
+		}
+		if ctx.Err() != nil {
+			// Cancelled during the look: the same answer as while waiting,
+			// not an inbox that looks as if the time were up.
+			return Result{}, ctx.Err()
 		}
 		if a.Channel != "" && !sitsIn(in, a.Channel) {
 			return Result{}, argErrorf("you are not in '%s' — pass one of your channels (%s) or join it with chat_channel_join", a.Channel, names(channelNames(in)))

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	mcppchat "github.com/mcpp/mcpp-chat"
+	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
@@ -88,7 +89,7 @@ func TestManifestContract(t *testing.T) {
 		}
 	}
 	read, _ := m.Tool("chat_read")
-	if l := read.InputSchema.Properties["limit"]; *l.Minimum != 1 || *l.Maximum != 500 {
+	if l := read.InputSchema.Properties["limit"]; *l.Minimum != 1 || *l.Maximum != config.MaxReadLimit {
 		t.Errorf("read limit range = %v..%v", *l.Minimum, *l.Maximum)
 	}
 	wait, _ := m.Tool("chat_wait")

@@ -232,13 +232,22 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// waitBounds returns chat_wait's ceiling: wait_max_seconds, and
-// MCPP_TIMEOUT_SECONDS − 5 so an mcpp host's per-call timeout never fires first.
-func (s *Service) waitBounds() int {
-	limit := s.Config.Chat.WaitMaxSeconds
-	if s.Env != nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(s.Env("MCPP_TIMEOUT_SECONDS"))); err == nil {
-			limit = min(limit, v-5)
+// DefaultWaitSeconds is chat_wait's seconds when none are given (within
+// its ceiling).
+const DefaultWaitSeconds = 10
+
+// HostTimeoutMargin is how much sooner than an mcpp host's per-call timeout
+// (MCPP_TIMEOUT_SECONDS) a chat_wait ends, so that the host's never fires
+// first.
+const HostTimeoutMargin = 5
+
+// WaitCeiling is chat_wait's longest wait in seconds: chat.wait_max_seconds,
+// and MCPP_TIMEOUT_SECONDS − HostTimeoutMargin when env sets it; at least 1.
+func WaitCeiling(cfg config.Config, env config.Env) int {
+	limit := cfg.Chat.WaitMaxSeconds
+	if env != nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(env("MCPP_TIMEOUT_SECONDS"))); err == nil {
+			limit = min(limit, v-HostTimeoutMargin)
 		}
 	}
 	return max(limit, 1)

@@ -21,7 +21,7 @@ type callReply struct {
 }
 
 func call(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flags("call", "call [--workspace DIR] TOOL [ARGS_JSON | -]\n       call [--workspace DIR] --stream\n\nRuns one tool and prints {\"success\": true, \"result\": …, \"display\": \"…\"} or {\"success\": false, \"error\": \"…\"}.\nARGS_JSON defaults to {}; - reads it from stdin. Exit 0 on success, 1 on a tool error, 2 on a usage error.\nWith --stream: prints {\"ready\": true}, then runs one call per stdin line {\"id\", \"tool\", \"arguments\"}\nand prints each reply with its id, as the calls finish, until stdin ends (the mcpp bridge's worker).", stderr)
+	fs := flags("call", "call [--workspace DIR] TOOL [ARGS_JSON | -]\n       call [--workspace DIR] --stream\n\nRuns one tool and prints {\"success\": true, \"result\": …, \"display\": \"…\"} or {\"success\": false, \"error\": \"…\"}.\nARGS_JSON defaults to {}; - reads it from stdin. "+fmt.Sprintf("Exit %d on success, %d on a tool error, %d on a usage error.", exitOK, exitError, exitUsage)+"\nWith --stream: prints {\"ready\": true}, then runs one call per stdin line {\"id\", \"tool\", \"arguments\"}\nand prints each reply with its id, as the calls finish, until stdin ends (the mcpp bridge's worker).", stderr)
 	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
 	stream := fs.Bool("stream", false, "run the calls read from stdin, one JSON object a line, until it ends")
 	if code, done := parse(fs, args, stdout); done {

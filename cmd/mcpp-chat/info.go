@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/tools"
 )
@@ -106,7 +105,7 @@ func info(ctx context.Context, args []string, getenv func(string) string, stdout
 }
 
 func newInfo(in install, m tools.Manifest) infoReport {
-	limit := waitCeiling(in)
+	limit := tools.WaitCeiling(in.cfg, in.env)
 	return infoReport{
 		Name:       m.Name,
 		Version:    version,
@@ -116,26 +115,16 @@ func newInfo(in install, m tools.Manifest) infoReport {
 		DBPath:     in.paths.DB,
 		TickFile:   in.paths.Tick,
 		Params: infoParams{
-			ReadLimit: infoParam{Values: "1..500", Default: in.cfg.Chat.ReadLimit,
+			ReadLimit: infoParam{Values: fmt.Sprintf("1..%d", config.MaxReadLimit), Default: in.cfg.Chat.ReadLimit,
 				Note: "chat_read's limit when none is given (chat.read_limit)"},
-			WaitSeconds: infoParam{Values: fmt.Sprintf("1..%d", limit), Default: min(10, limit),
-				Note: "chat_wait's seconds, capped by chat.wait_max_seconds and MCPP_TIMEOUT_SECONDS − 5"},
+			WaitSeconds: infoParam{Values: fmt.Sprintf("1..%d", limit), Default: min(tools.DefaultWaitSeconds, limit),
+				Note: fmt.Sprintf("chat_wait's seconds, capped by chat.wait_max_seconds and MCPP_TIMEOUT_SECONDS − %d", tools.HostTimeoutMargin)},
 			DefaultChannel: infoParam{Values: "the name of a channel you sit in (chat_channel_list lists them)", Default: in.cfg.Chat.DefaultChannel,
 				Note: "used when a call names no channel and you sit in several (chat.default_channel; \"\" = none)"},
 		},
 		Protocol: infoProtocol,
 		Boundary: infoBoundary(in.party.Root),
 	}
-}
-
-// waitCeiling mirrors chat_wait's clamp so the advertised range is the one
-// the tool applies.
-func waitCeiling(in install) int {
-	limit := in.cfg.Chat.WaitMaxSeconds
-	if v, err := strconv.Atoi(strings.TrimSpace(in.env("MCPP_TIMEOUT_SECONDS"))); err == nil {
-		limit = min(limit, v-5)
-	}
-	return max(limit, 1)
 }
 
 // probe opens the database read-only and looks the party up: info writes

@@ -51,7 +51,7 @@ func uiCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 func checkListen(listen string, remote bool) error {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
-		return fmt.Errorf("--listen %q is not host:port — e.g. --listen 127.0.0.1:7431", listen)
+		return fmt.Errorf("--listen %q is not host:port — e.g. --listen %s", listen, uiListen)
 	}
 	if remote || loopback(host) {
 		return nil

@@ -61,6 +61,10 @@ func Defaults() Config {
 	return c
 }
 
+// MaxReadLimit is the largest chat.read_limit, and the largest limit
+// chat_read's schema takes (tools.yaml; a test holds the two equal).
+const MaxReadLimit = 500
+
 // MinAnswerBudget is the smallest chat.answer_budget_chars: room for an
 // answer's fixed lines, its cut notice and a part of one message.
 const MinAnswerBudget = 4000
@@ -147,8 +151,8 @@ func configKeys(t reflect.Type, prefix string) []string {
 
 func (c Config) validate() error {
 	switch {
-	case c.Chat.ReadLimit < 1 || c.Chat.ReadLimit > 500:
-		return fmt.Errorf("chat.read_limit is %d — set it from 1 to 500", c.Chat.ReadLimit)
+	case c.Chat.ReadLimit < 1 || c.Chat.ReadLimit > MaxReadLimit:
+		return fmt.Errorf("chat.read_limit is %d — set it from 1 to %d", c.Chat.ReadLimit, MaxReadLimit)
 	case c.Chat.WaitMaxSeconds < 1:
 		return fmt.Errorf("chat.wait_max_seconds is %d — set it to 1 or more", c.Chat.WaitMaxSeconds)
 	case c.Chat.MaxBodyBytes < 1:

@@ -63,6 +63,7 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	writes := 0
+	writing := make(chan struct{}) // closed at its first commit
 	go func() {
 		defer wg.Done()
 		for {
@@ -75,10 +76,16 @@ func TestBackupIsAConsistentCopyTakenWhileOthersWrite(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			writes++
+			if writes++; writes == 1 {
+				close(writing)
+			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-writing:
+	case <-time.After(time.Minute):
+		t.Fatal("the other handle never wrote")
+	}
 	dir := filepath.Join(filepath.Dir(db.Path()), ".backups")
 	// Noon, so that "a minute later" is the same day whenever the test runs.
 	y, m, day := time.Now().Date()

@@ -13,15 +13,18 @@ import (
 func ChannelName(raw string) (string, error) {
 	name := strings.ToLower(strings.TrimSpace(raw))
 	if !validChannelName(name) {
-		return "", userErrorf("channel name %q is not valid — use 1 to 64 lowercase letters, digits and . _ ~ - starting with a letter or digit, e.g. gw--dash", raw)
+		return "", userErrorf("channel name %q is not valid — use 1 to %d lowercase letters, digits and . _ ~ - starting with a letter or digit, e.g. gw--dash", raw, maxChannelName)
 	}
 	return name, nil
 }
 
+// maxChannelName is the longest channel name, in bytes (all ASCII).
+const maxChannelName = 64
+
 // validChannelName is the check by hand: compiled, that regular expression
 // costs every process (the hook too) most of a millisecond at start-up.
 func validChannelName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
+	if len(name) == 0 || len(name) > maxChannelName {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -32,6 +32,11 @@ import (
 // The hook uses it to skip opening SQLite — most of its run time — when
 // nothing was written since it last told the session everything.
 func Fingerprint(path string) (fp string, ok bool) {
+	return fingerprintAt(path, time.Now())
+}
+
+// fingerprintAt is Fingerprint with the files' times judged at now.
+func fingerprintAt(path string, now time.Time) (fp string, ok bool) {
 	db, err := stampOf(path)
 	if err != nil {
 		return "", false
@@ -43,7 +48,7 @@ func Fingerprint(path string) (fp string, ok bool) {
 	fp = fmt.Sprintf("%s|db %d %d %x %x", path, db.ino, db.size, head[24:32], head[92:100])
 	wal, err := stampOf(path + "-wal")
 	if err != nil {
-		if !trusted(db, time.Now()) {
+		if !trusted(db, now) {
 			return "", false
 		}
 		return fmt.Sprintf("%s|no-wal %d %d", fp, db.mtime.UnixNano(), db.ctime.UnixNano()), true
@@ -56,7 +61,6 @@ func Fingerprint(path string) (fp string, ok bool) {
 	// come back with the same inode: after "commit, last connection closes
 	// (checkpoint, -wal deleted), another opens" only the -wal's and the
 	// file's times differ from before, so both must be trusted.
-	now := time.Now()
 	if !trusted(wal, now) || !trusted(db, now) {
 		return "", false
 	}

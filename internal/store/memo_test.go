@@ -53,7 +53,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 // An entry stops answering once the party's last_seen would be written again.
 func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 	db := world(t)
-	trustedFingerprint(t, db)
+	fingerprint(t, db.path)
 	s := db.readSweep()
 	if !s.known {
 		t.Skip("fingerprint unknown")

@@ -95,7 +95,7 @@ func openIndexFile(ctx context.Context, path string) (*searchIndex, error) {
 		return nil, err
 	}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", DefaultBusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(wal)")
 	q.Add("_pragma", "synchronous(normal)") // derived data: a lost tail is indexed again
 	q.Set("_txlock", "immediate")

@@ -54,10 +54,13 @@ func Main(m *testing.M) int {
 }
 
 // URL returns the URL of a new, empty database on the shared server, for
-// this test alone. It skips the test (or fails it, under RequireEnv) when
-// the machine has no PostgreSQL.
+// this test alone. It skips the test under -short, and (or fails it,
+// under RequireEnv) when the machine has no PostgreSQL.
 func URL(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the PostgreSQL suite runs in the full tier (make test)")
+	}
 	sharedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "pgtest.")
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
@@ -108,10 +109,20 @@ func searchCutLine(a searchArgs, shown span) (string, map[string]any) {
 	return line + ".", next
 }
 
-// markdownSnippet marks the matched words in bold and bounds the snippet.
+// markdownSnippet marks the matched words in bold and bounds the snippet,
+// the bold marks counted: each of the store's one-character marks becomes
+// two, so the text is cut shorter by as many as the cut keeps.
 func markdownSnippet(s string) string {
-	s = OneLine(strings.NewReplacer(store.MarkStart, "\uE000", store.MarkEnd, "\uE001").Replace(s), snippetChars)
-	return strings.NewReplacer("\uE000", "**", "\uE001", "**").Replace(s)
+	marked := strings.NewReplacer(store.MarkStart, "\uE000", store.MarkEnd, "\uE001").Replace(s)
+	bold := strings.NewReplacer("\uE000", "**", "\uE001", "**")
+	for limit := snippetChars; ; {
+		out := bold.Replace(OneLine(marked, limit))
+		over := utf8.RuneCountInString(out) - snippetChars
+		if over <= 0 || limit <= over {
+			return out
+		}
+		limit -= over
+	}
 }
 
 // renderSearch is the hits, best first, each with where it is and its

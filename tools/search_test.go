@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // Codex and Claude Code hide MCP tools until the model searches for them,
@@ -106,4 +109,17 @@ func bm25(docs [][]string, query []string) []int {
 		return ranked[x] < ranked[y]
 	})
 	return ranked
+}
+
+// A snippet full of matches stays within snippetChars once its marks
+// are bold: each mark the store gives is one character, each ** two.
+func TestSnippetBoundCountsTheBoldMarks(t *testing.T) {
+	hit := store.MarkStart + "needle" + store.MarkEnd + " "
+	s := markdownSnippet(strings.Repeat(hit, 60))
+	if n := utf8.RuneCountInString(s); n > snippetChars {
+		t.Fatalf("a snippet of %d characters, want at most %d: %q", n, snippetChars, s)
+	}
+	if !strings.HasPrefix(s, "**needle** **needle**") {
+		t.Fatalf("the marks are not bold: %q", s)
+	}
 }

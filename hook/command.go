@@ -44,23 +44,25 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 		fmt.Fprintf(o.Stdout, "mcpp-chat-hook %s\n", version)
 		return ExitOK
 	}
+	// The install is resolved once, here, for the run to use: a team
+	// store is read through PostgreSQL's driver, which the hook binary
+	// does not link (it would slow every prompt of every other install),
+	// so its events go to `mcpp-chat hook`.
+	paths, cfg, err := config.Resolve(o.Env, o.Exe)
+	if err == nil && config.IsPostgres(paths.Store) && o.TeamStore == nil {
+		return delegate(ctx, args, o)
+	}
+	o.resolved = &resolved{paths: paths, cfg: cfg, err: err}
 	o.Event, o.Wait, o.Timeout = *event, *wait, time.Duration(*timeout)*time.Second
 	return Run(ctx, o)
 }
 
-// ForTeamStore reports an install whose store is a team store on
-// PostgreSQL, which the hook binary hands to `mcpp-chat hook`.
-func ForTeamStore(env config.Env, exe string) bool {
-	paths, _, err := config.Resolve(env, exe)
-	return err == nil && config.IsPostgres(paths.Store)
-}
-
-// Delegate runs `mcpp-chat hook ARGS` beside the hook binary exe, with
-// this process's streams, and returns its exit code; 0 when it cannot run
-// (the hook never fails a session).
-func Delegate(ctx context.Context, exe string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(exe), "mcpp-chat"), append([]string{"hook"}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+// delegate runs `mcpp-chat hook ARGS` beside the hook binary, with this
+// process's streams, and returns its exit code; 0 when it cannot run (the
+// hook never fails a session).
+func delegate(ctx context.Context, args []string, o Options) int {
+	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(o.Exe), "mcpp-chat"), append([]string{"hook"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
 	cmd.Env = os.Environ()
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == ExitWake {

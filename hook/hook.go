@@ -45,6 +45,15 @@ type Options struct {
 	// looked, when set, is called after each look of a waiter: a test
 	// waits for it instead of guessing when the waiter is waiting.
 	looked func()
+	// resolved is the install as Command resolved it; nil: locate does.
+	resolved *resolved
+}
+
+// resolved is config.Resolve's answer, kept for the run.
+type resolved struct {
+	paths config.Paths
+	cfg   config.Config
+	err   error
 }
 
 // Changes says when the store may have changed (wake.Watcher, or a team
@@ -140,7 +149,7 @@ func answer(ctx context.Context, o Options) string {
 	if event == Stop && pl.StopHookActive {
 		return "" // the turn already goes on because of a Stop block: no loops
 	}
-	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
+	paths, party, err := o.locate(pl.Cwd)
 	if err != nil {
 		return ""
 	}
@@ -218,16 +227,21 @@ func remember(st *State, event, fp string, ans Answer) {
 	}
 }
 
-// locate resolves the install's paths and the session's party: the same
+// locate resolves the install's paths (once: Command may have) and the
+// session's party: the same
 // functions the server uses, with the hook's start folder order
 // (CLAUDE_PROJECT_DIR › the payload's cwd › the process's cwd).
-func locate(env config.Env, exe, cwd string) (config.Paths, config.Party, error) {
-	paths, cfg, err := config.Resolve(env, exe)
-	if err != nil {
-		return paths, config.Party{}, err
+func (o Options) locate(cwd string) (config.Paths, config.Party, error) {
+	r := o.resolved
+	if r == nil {
+		r = &resolved{}
+		r.paths, r.cfg, r.err = config.Resolve(o.Env, o.Exe)
 	}
-	party, err := config.Identify(config.StartDir(env, "", cwd), cfg.Identity.GitRoot)
-	return paths, party, err
+	if r.err != nil {
+		return r.paths, config.Party{}, r.err
+	}
+	party, err := config.Identify(config.StartDir(o.Env, "", cwd), r.cfg.Identity.GitRoot)
+	return r.paths, party, err
 }
 
 // readPending opens the store read-only for one look.

@@ -32,7 +32,7 @@ func runWaiter(ctx context.Context, o Options) int {
 	if err != nil || unattended(o.Env) {
 		return ExitOK
 	}
-	paths, party, err := locate(o.Env, o.Exe, pl.Cwd)
+	paths, party, err := o.locate(pl.Cwd)
 	if err != nil {
 		return ExitOK
 	}

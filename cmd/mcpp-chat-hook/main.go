@@ -37,10 +37,5 @@ func exitAfterSignal(ctx context.Context) {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	exe, _ := os.Executable()
-	// A team store is read through PostgreSQL's driver, which this binary
-	// does not link: it would slow every prompt of every other install.
-	if hook.ForTeamStore(getenv, exe) {
-		return hook.Delegate(ctx, exe, args, stdin, stdout, stderr)
-	}
 	return hook.Command(ctx, args, version, hook.Options{Env: getenv, Exe: exe, Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }

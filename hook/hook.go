@@ -227,10 +227,10 @@ func remember(st *State, event, fp string, ans Answer) {
 	}
 }
 
-// locate resolves the install's paths (once: Command may have) and the
-// session's party: the same
-// functions the server uses, with the hook's start folder order
-// (CLAUDE_PROJECT_DIR › the payload's cwd › the process's cwd).
+// locate resolves the install's paths (unless Command did) and the
+// session's party: the same functions the server uses, with the hook's
+// start folder order (CLAUDE_PROJECT_DIR › the payload's cwd › the
+// process's cwd).
 func (o Options) locate(cwd string) (config.Paths, config.Party, error) {
 	r := o.resolved
 	if r == nil {

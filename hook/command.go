@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -63,7 +62,6 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 func delegate(ctx context.Context, args []string, o Options) int {
 	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(o.Exe), "mcpp-chat"), append([]string{"hook"}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
-	cmd.Env = os.Environ()
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == ExitWake {
 		return ExitWake

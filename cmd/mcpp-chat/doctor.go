@@ -59,20 +59,20 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	// database (a mistyped MCPP_CHAT_DB) is reported, not created; a team
 	// store is never migrated.
 	db, err := in.openReadOnly(ctx)
-	if in.onPostgres() && !errors.Is(err, store.ErrNoDatabase) {
-		if err != nil {
+	noChat := errors.Is(err, store.ErrNoDatabase)
+	if in.onPostgres() {
+		if err != nil && !noChat {
 			fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
 			return exitError
 		}
 		fmt.Fprintf(stdout, "reachable:   yes\n")
 	}
 	switch {
-	case errors.Is(err, store.ErrNoDatabase) && in.onPostgres():
-		fmt.Fprintf(stdout, "reachable:   yes\n")
+	case noChat && in.onPostgres():
 		fmt.Fprintf(stdout, "schema:      none yet — the first chat call makes it (or mcpp-chat migrate copies a database into it)\n")
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
 		return code
-	case errors.Is(err, store.ErrNoDatabase):
+	case noChat:
 		fmt.Fprintf(stdout, "schema:      no database at %s yet — the first chat call creates it%s\n", in.paths.DB, mistypedHint(getenv))
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
 		return code

@@ -294,22 +294,27 @@ type tx struct {
 	dialect func(string) string
 }
 
-// engineArgs gives a flag as the 0 or 1 the schema stores: SQLite's
-// driver does that itself, PostgreSQL's refuses a bool for an integer.
-func engineArgs(args []any) []any {
+// forEngine is a statement as the engine takes it: the text in its
+// dialect, and each flag as the 0 or 1 the schema stores (SQLite's driver
+// does that itself; PostgreSQL's refuses a bool for an integer).
+func (t *tx) forEngine(query string, args []any) (string, []any) {
+	if t.dialect == nil {
+		return query, args
+	}
 	for i, a := range args {
 		if b, ok := a.(bool); ok {
-			args[i] = map[bool]int{false: 0, true: 1}[b]
+			args[i] = 0
+			if b {
+				args[i] = 1
+			}
 		}
 	}
-	return args
+	return t.dialect(query), args
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 	t.wrote = true
-	if t.dialect != nil {
-		query, args = t.dialect(query), engineArgs(args)
-	}
+	query, args = t.forEngine(query, args)
 	if st := t.stmts.in(t, query); st != nil {
 		return st.ExecContext(t.ctx, args...)
 	}
@@ -317,9 +322,7 @@ func (t *tx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
-	if t.dialect != nil {
-		query, args = t.dialect(query), engineArgs(args)
-	}
+	query, args = t.forEngine(query, args)
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryContext(t.ctx, args...)
 	}
@@ -327,9 +330,7 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) row(query string, args ...any) *sql.Row {
-	if t.dialect != nil {
-		query, args = t.dialect(query), engineArgs(args)
-	}
+	query, args = t.forEngine(query, args)
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryRowContext(t.ctx, args...)
 	}

@@ -149,9 +149,7 @@ func TestCallStreamAnswersEachLineWithItsID(t *testing.T) {
 // worker answers it at once, then exits.
 func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", map[string]any{}, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, _ := w.seatedPair()
 	s := startStream(t, w, gw)
 	s.next() // ready
 	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`, `{"id": 2, "tool": "chat_whoami"}`)
@@ -177,9 +175,7 @@ func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 
 func TestCallStreamSIGTERMEndsAWait(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", map[string]any{}, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, _ := w.seatedPair()
 	s := startStream(t, w, gw)
 	s.next() // ready
 	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`)

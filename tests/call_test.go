@@ -124,9 +124,7 @@ func TestIdentityAcrossProcesses(t *testing.T) {
 // Two processes posting at once never share a seq and never see a busy error.
 func TestTwoProcessesPostingAtOnce(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", nil, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	const each = 15
 	seqs := make(chan int64, 2*each)
 	var wg sync.WaitGroup

@@ -145,9 +145,7 @@ func contains(t *testing.T, text string, wants ...string) {
 // question to node-dash.
 func hookPair(t *testing.T) (w *world, gw, dash string) {
 	w = newWorld(t)
-	gw, dash = w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", map[string]any{}, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash = w.seatedPair()
 	w.mustCall(gw, "chat_say", map[string]any{"text": "the radio build is green"}, nil)
 	w.mustCall(gw, "chat_ask", map[string]any{"title": "Is the chunk header enum closed?", "body": "I need FRAME_AUX.", "slug": "chunk-api"}, nil)
 	return w, gw, dash
@@ -225,9 +223,7 @@ func TestHookAuthorIsNotAskedToAckItsOwnItem(t *testing.T) {
 // but never keep a session from stopping; a real message does.
 func TestHookNonBlockingRows(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", map[string]any{}, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	w.mustCall(gw, "chat_ask", map[string]any{"title": "Frame format frozen", "body": "v3 is final.", "slug": "frozen", "announce": true}, nil)
 	w.mustCall(dash, "chat_read", map[string]any{}, nil)
 	w.mustCall(dash, "chat_ask", map[string]any{"title": "TLS upgrade", "body": "Can you take TLS 1.3?", "slug": "tls"}, nil)

@@ -176,6 +176,16 @@ type callResult struct {
 	Exit    int             `json:"-"`
 }
 
+// seatedPair makes the repositories mesh-gw and node-dash and seats them
+// in gw--dash, each call its own process; it returns their folders.
+func (w *world) seatedPair() (gw, dash string) {
+	w.t.Helper()
+	gw, dash = w.repo("mesh-gw"), w.repo("node-dash")
+	w.mustCall(dash, "chat_whoami", nil, nil)
+	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	return gw, dash
+}
+
 // call runs `mcpp-chat call TOOL ARGS` with cwd = dir (see tryCall).
 func (w *world) call(dir, tool string, args any) callResult {
 	w.t.Helper()

@@ -60,9 +60,7 @@ func (w *world) parties() map[string]listedParty {
 // node-dash to the new folder, and the session there is asked again.
 func TestPartiesMoveAMovedRepository(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", map[string]any{}, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	w.mustCall(gw, "chat_ask", map[string]any{"title": "Is the enum closed?", "body": "?", "slug": "enum"}, nil)
 
 	moved := filepath.Join(w.dir, "elsewhere", "node-dash")

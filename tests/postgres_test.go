@@ -34,9 +34,7 @@ func teamWorld(t *testing.T) (*world, *sql.DB, string) {
 // process, as on one host; doctor sees the store without writing to it.
 func TestTeamStoreAcrossProcesses(t *testing.T) {
 	w, db, _ := teamWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", nil, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	w.mustCall(gw, "chat_ask", map[string]any{"title": "Chunk API", "body": "Which chunk size?", "slug": "chunk-api"}, nil)
 	var read struct {
 		Messages []struct {
@@ -85,9 +83,7 @@ func TestTeamStoreAcrossProcesses(t *testing.T) {
 // non-empty store is refused and writes nothing.
 func TestTeamStoreMigrate(t *testing.T) {
 	w := newWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", nil, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	for i := range 30 {
 		w.mustCall(gw, "chat_say", map[string]any{"text": fmt.Sprintf("message %d", i)}, nil)
 	}
@@ -229,9 +225,7 @@ func TestTeamStoreWaitRecoversFromARestart(t *testing.T) {
 	srv := pgtest.Own(t) // its own server: restarting the shared one would cut the other tests'
 	w := newWorld(t)
 	w.env = append(w.env, "MCPP_CHAT_STORE="+srv.URL("postgres"))
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", nil, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	w.mustCall(dash, "chat_read", map[string]any{"channel": "gw--dash"}, nil)
 
 	s := startStream(t, w, dash)
@@ -302,9 +296,7 @@ func TestTeamStoreViews(t *testing.T) {
 // told twice, and Stop blocks once.
 func TestTeamStoreHook(t *testing.T) {
 	w, _, _ := teamWorld(t)
-	gw, dash := w.repo("mesh-gw"), w.repo("node-dash")
-	w.mustCall(dash, "chat_whoami", nil, nil)
-	w.mustCall(gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	gw, dash := w.seatedPair()
 	w.mustCall(gw, "chat_say", map[string]any{"text": "the radio build is green"}, nil)
 	w.mustCall(gw, "chat_ask", map[string]any{"title": "Is the chunk header enum closed?", "body": "I need FRAME_AUX.", "slug": "chunk-api"}, nil)
 

@@ -1,0 +1,306 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+// testHub is a hub on a database file in a temporary folder, served on
+// loopback, with its log kept for the test to read.
+type testHub struct {
+	srv    *httptest.Server
+	db     *store.DB
+	tokens *store.Tokens
+	log    *bytes.Buffer
+	issue  func(label string, ttl time.Duration, parties ...string) string
+}
+
+func startHub(t *testing.T) *testHub {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	path := filepath.Join(t.TempDir(), "chat.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	read, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { read.Close() })
+	tokens, err := db.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tokens.Close() })
+	changes, err := wake.Watch(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { changes.Close() })
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	s := &Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: config.Defaults(), Env: func(string) string { return "" },
+		Changes: changes, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "test", MaxWait: 5 * time.Second}
+	srv := httptest.NewServer(s.Handler(ctx))
+	t.Cleanup(srv.Close)
+	h := &testHub{srv: srv, db: db, tokens: tokens, log: logs}
+	h.issue = func(label string, ttl time.Duration, parties ...string) string {
+		tok, _, err := tokens.Issue(ctx, parties, label, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	return h
+}
+
+func (h *testHub) client(t *testing.T, token, party string) *Client {
+	t.Helper()
+	c, err := NewClient(h.srv.URL+"/mcp", token, party)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func call(t *testing.T, c *Client, tool, args string) map[string]any {
+	t.Helper()
+	res, err := c.Call(context.Background(), tool, json.RawMessage(args), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(res.JSON, &v); err != nil {
+		t.Fatalf("%s answered %s: %v", tool, res.JSON, err)
+	}
+	return v
+}
+
+// A call acts as the token's party: the author of a say is the party the
+// token is bound to, whatever the caller's own folder is called.
+func TestCallsActAsTheTokensParty(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "node-dash")
+	call(t, dash, "chat_whoami", `{}`)
+	call(t, gw, "chat_channel_new", `{"name":"gw--dash","parties":["node-dash"]}`)
+	call(t, gw, "chat_ask", `{"channel":"gw--dash","title":"Which port?","body":"Which port does node-dash serve on?"}`)
+	inbox := call(t, dash, "chat_read", `{"channel":"gw--dash"}`)
+	msgs := inbox["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	if last["from"] != "mesh-gw" || last["kind"] != "ask" {
+		t.Fatalf("node-dash read %v; want mesh-gw's ask", last)
+	}
+	who := call(t, dash, "chat_whoami", `{}`)
+	if who["me"] != "node-dash" {
+		t.Fatalf("whoami party = %v", who["me"])
+	}
+	// A path names no party on a hub: it means another machine's folder.
+	_, err := gw.Call(context.Background(), "chat_channel_new", json.RawMessage(`{"name":"x","parties":["/home/me/src/node-dash"]}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "team hub") {
+		t.Fatalf("a path as a party: %v", err)
+	}
+}
+
+// Every way in without a valid token bound to the party is refused with
+// 401 or 403, writes nothing, and logs no secret.
+func TestAuthMatrix(t *testing.T) {
+	h := startHub(t)
+	good := h.issue("good", time.Hour, "node-dash")
+	both := h.issue("both", time.Hour, "node-dash", "mesh-gw")
+	revoked := h.issue("gone", time.Hour, "node-dash")
+	if _, err := h.tokens.Revoke(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	expired := h.issue("old", time.Nanosecond, "node-dash")
+	time.Sleep(time.Millisecond)
+	say := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat_whoami","arguments":{}}}`
+	cases := []struct {
+		name, token, party, body string
+		status                   int
+	}{
+		{"no token", "", "", say, 401},
+		{"unknown token", "mcc_000000000000_nope", "", say, 401},
+		{"garbage", "hello", "", say, 401},
+		{"expired", expired, "", say, 401},
+		{"revoked", revoked, "", say, 401},
+		{"party not bound", good, "mesh-gw", say, 403},
+		{"several parties, none named", both, "", say, 403},
+		{"author in the arguments", good, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat_say","arguments":{"text":"hi","author":"mesh-gw"}}}`, 403},
+		{"author in a batch", good, "", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat_say","arguments":{"text":"hi","from":"mesh-gw"}}}]`, 403},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, path := range []string{"/mcp", "/v1/hook", "/v1/wait?timeout=0.1", "/v1/token", "/v1/arrivals?after=-1"} {
+				if c.status == 403 && strings.Contains(c.name, "author") && path != "/mcp" {
+					continue
+				}
+				if c.name == "several parties, none named" && path == "/v1/token" {
+					continue // it acts for no party
+				}
+				method := http.MethodGet
+				var body io.Reader
+				if path == "/mcp" {
+					method, body = http.MethodPost, strings.NewReader(c.body)
+				}
+				req, _ := http.NewRequest(method, h.srv.URL+path, body)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if c.token != "" {
+					req.Header.Set("Authorization", "Bearer "+c.token)
+				}
+				if c.party != "" {
+					req.Header.Set(PartyHeader, c.party)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != c.status {
+					t.Errorf("%s: status %d, want %d (%s)", path, resp.StatusCode, c.status, data)
+				}
+				var e struct{ Error string }
+				if json.Unmarshal(data, &e) != nil || e.Error == "" {
+					t.Errorf("%s: the refusal says nothing: %s", path, data)
+				}
+			}
+		})
+	}
+	parties, err := h.db.Parties(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parties) != 0 {
+		t.Fatalf("refused requests made parties: %+v", parties)
+	}
+	for _, secret := range []string{good, both, revoked, expired} {
+		_, tail, _ := strings.Cut(strings.TrimPrefix(secret, store.TokenPrefix), "_")
+		if strings.Contains(h.log.String(), tail) {
+			t.Fatalf("the log holds a token's secret:\n%s", h.log)
+		}
+	}
+	if !strings.Contains(h.log.String(), "refused a request") {
+		t.Fatalf("refusals were not logged:\n%s", h.log)
+	}
+}
+
+// A token for several parties acts for the one the request names.
+func TestSeveralParties(t *testing.T) {
+	h := startHub(t)
+	tok := h.issue("laptop", time.Hour, "node-dash", "mesh-gw")
+	if who := call(t, h.client(t, tok, "mesh-gw"), "chat_whoami", `{}`); who["me"] != "mesh-gw" {
+		t.Fatalf("party = %v", who["me"])
+	}
+	if who := call(t, h.client(t, tok, "node-dash"), "chat_whoami", `{}`); who["me"] != "node-dash" {
+		t.Fatalf("party = %v", who["me"])
+	}
+	_, err := h.client(t, tok, "other").Call(context.Background(), "chat_whoami", json.RawMessage(`{}`), nil)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Status != 403 || !strings.Contains(err.Error(), "not bound") {
+		t.Fatalf("another party: %v", err)
+	}
+}
+
+// The hook's summary answers 304 while nothing changed, and a wait ends
+// at a change.
+func TestHookSummaryAndWait(t *testing.T) {
+	h := startHub(t)
+	ctx := context.Background()
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	call(t, gw, "chat_channel_new", `{"name":"gw--dash","parties":["node-dash"]}`)
+
+	// The file watcher reports a commit again a moment later; a state
+	// that stays put answers 304.
+	var first Summary
+	quiet := false
+	for range 50 {
+		s, changed, err := dash.Pending(ctx, first.ETag, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !changed {
+			quiet = true
+			break
+		}
+		first = s
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !quiet || first.ETag == "" {
+		t.Fatalf("the summary never answered 304 (ETag %q)", first.ETag)
+	}
+	waited := make(chan string, 1)
+	go func() {
+		tag, err := dash.Wait(ctx, first.ETag, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- tag
+	}()
+	call(t, gw, "chat_ask", `{"channel":"gw--dash","title":"Port?","body":"Which port?"}`)
+	var tag string
+	select {
+	case tag = <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait did not end at the ask")
+	}
+	if tag == first.ETag {
+		t.Fatal("the wait ended without a new ETag")
+	}
+	// The watcher may report the commit more than once; the summary read
+	// after the last report holds the ask.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		s, _, err := dash.Pending(ctx, "", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Pending.WaitingOnMe) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ask is not waiting on node-dash: %+v", s.Pending)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// No tool declares an argument that would choose the author, so the hub's
+// guard never refuses a real call.
+func TestNoToolChoosesItsAuthor(t *testing.T) {
+	m, err := tools.LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range m.Tools {
+		for _, name := range authorArguments {
+			if strings.Contains(string(tool.SchemaJSON()), `"`+name+`"`) {
+				t.Errorf("%s declares %q", tool.Name, name)
+			}
+		}
+	}
+}

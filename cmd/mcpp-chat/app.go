@@ -51,7 +51,7 @@ func (in install) identity() store.Identity {
 // PostgreSQL.
 func (in install) open(ctx context.Context) (*store.DB, error) {
 	if in.onHub() {
-		return nil, in.errMember("parties")
+		return nil, in.errMember("this")
 	}
 	o := store.Options{BusyTimeout: in.cfg.BusyTimeout()}
 	if in.onPostgres() {
@@ -124,7 +124,7 @@ func (in install) hubClient() (*hub.Client, error) {
 // errMember is a command that reads the store itself, run on a member
 // machine, whose chat is the hub's.
 func (in install) errMember(command string) error {
-	return fmt.Errorf("this machine is a member of the team hub %s: its chat lives there — run mcpp-chat %s on the hub's machine, or use the chat tools here", in.paths.Store, command)
+	return fmt.Errorf("this machine is a member of the team hub %s: its chat lives there — run mcpp-chat %s on the hub's machine (with the hub's store), or use the chat tools here", in.paths.Store, command)
 }
 
 // openReadOnly opens the install's store for reading only.

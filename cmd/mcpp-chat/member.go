@@ -88,8 +88,8 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 			in.party.Name, strings.Join(info.Parties, " or "), in.party.Name)
 	}
 	fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(res.Display))
-	if getenv("MCPP_CHAT_STORE") != "" || getenv("MCPP_CHAT_DB") != "" {
-		fmt.Fprintln(stdout, "\nnote: MCPP_CHAT_STORE or MCPP_CHAT_DB is set in this shell and wins over the hub — unset it for sessions that should use the hub")
+	if after, err := locate(getenv, *workspace); err == nil && !after.onHub() {
+		fmt.Fprintf(stdout, "\nnote: in this shell the store is still %s (MCPP_CHAT_STORE or MCPP_CHAT_DB wins over the hub) — unset it where sessions should use the hub\n", after.where())
 	}
 	fmt.Fprintln(stdout, "\nserve, call, watch and the hook on this machine now use the hub; register the server once if you have not: mcpp-chat setup claude (or codex)")
 	return exitOK

@@ -231,17 +231,20 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 		return p, cfg, err
 	}
 	// MCPP_CHAT_STORE › MCPP_CHAT_DB › the hub connect saved ›
-	// storage.url › storage.db_path.
+	// storage.url › storage.db_path. A MCPP_CHAT_DB naming this install's
+	// own database file (what `setup` pins for clients that would not
+	// find it) gives way to the hub: this install's chat is the hub's now.
 	p.Store = env("MCPP_CHAT_STORE")
 	p.Hub = HubFile(env, p.ModuleDir)
-	if p.Store == "" && env("MCPP_CHAT_DB") == "" {
+	if db := env("MCPP_CHAT_DB"); p.Store == "" && (db == "" || absClean(db) == ownDB(p.ModuleDir, cfg)) {
 		hub, ok, err := LoadHub(p.Hub)
 		if err != nil {
 			return p, cfg, err
 		}
-		p.Store = cfg.Storage.URL
 		if ok {
 			p.Store = hub.URL
+		} else if db == "" {
+			p.Store = cfg.Storage.URL
 		}
 	}
 	switch {
@@ -288,6 +291,17 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	}
 	p.Backups = filepath.Join(dbDir, ".backups")
 	return p, cfg, nil
+}
+
+// ownDB is the install's database file when no variable names one.
+func ownDB(moduleDir string, cfg Config) string {
+	if cfg.Storage.DBPath == "" {
+		return filepath.Join(moduleDir, "chat.db")
+	}
+	if filepath.IsAbs(cfg.Storage.DBPath) {
+		return absClean(cfg.Storage.DBPath)
+	}
+	return absClean(filepath.Join(moduleDir, cfg.Storage.DBPath))
 }
 
 // IsPostgres reports a store URL of a PostgreSQL store.

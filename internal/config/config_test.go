@@ -168,6 +168,11 @@ func TestResolveHub(t *testing.T) {
 	if err != nil || p.Store != "sqlite:/x/y.db" {
 		t.Fatalf("MCPP_CHAT_DB set: store %q, %v", p.Store, err)
 	}
+	// What setup pins for a client — this install's own file — gives way.
+	p, _, err = Resolve(env(map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}), "")
+	if err != nil || p.Store != "https://chat.team.example" {
+		t.Fatalf("MCPP_CHAT_DB pinned to the install's own file: store %q, %v", p.Store, err)
+	}
 	os.WriteFile(filepath.Join(home, "hub.json"), []byte("{"), 0o600)
 	if _, _, err := Resolve(env(map[string]string{"MCPP_CHAT_HOME": home}), ""); err == nil || !strings.Contains(err.Error(), "connect again") {
 		t.Fatalf("damaged settings: %v", err)

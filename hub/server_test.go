@@ -32,6 +32,11 @@ type testHub struct {
 
 func startHub(t *testing.T) *testHub {
 	t.Helper()
+	return startHubWith(t, config.Defaults())
+}
+
+func startHubWith(t *testing.T, cfg config.Config) *testHub {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	path := filepath.Join(t.TempDir(), "chat.db")
@@ -60,7 +65,7 @@ func startHub(t *testing.T) *testHub {
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	s := &Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: config.Defaults(), Env: func(string) string { return "" },
+	s := &Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: cfg, Env: func(string) string { return "" },
 		Changes: changes, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "test", MaxWait: 5 * time.Second}
 	srv := httptest.NewServer(s.Handler(ctx))
 	t.Cleanup(srv.Close)
@@ -302,5 +307,48 @@ func TestNoToolChoosesItsAuthor(t *testing.T) {
 				t.Errorf("%s declares %q", tool.Name, name)
 			}
 		}
+	}
+}
+
+// A member's chat_wait goes to the hub; the hub's progress notes reach
+// the member's client while it waits, and a write through the hub ends
+// the wait.
+func TestWaitThroughTheHub(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Chat.WaitProgressMS = 50
+	h := startHubWith(t, cfg)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	call(t, gw, "chat_channel_new", `{"name":"gw--dash","parties":["node-dash"]}`)
+	call(t, dash, "chat_read", `{"channel":"gw--dash"}`)
+
+	notes := make(chan string, 100)
+	type answer struct {
+		res tools.Result
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := dash.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":15}`), func(_ context.Context, _, _ float64, msg string) {
+			notes <- msg
+		})
+		done <- answer{res, err}
+	}()
+	select {
+	case <-notes: // waiting, and saying so
+	case a := <-done:
+		t.Fatalf("chat_wait ended before any progress: %+v", a)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress reached the member")
+	}
+	call(t, gw, "chat_ask", `{"channel":"gw--dash","title":"Port?","body":"Which port?"}`)
+	select {
+	case a := <-done:
+		if a.err != nil || !strings.Contains(string(a.res.JSON), "Port?") {
+			t.Fatalf("chat_wait = %s, %v", a.res.JSON, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the ask did not end the wait")
 	}
 }

@@ -129,7 +129,8 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 		scheme = "https"
 	}
 	fmt.Fprintf(stdout, "mcpp-chat hub: serving %s on %s://%s/mcp\n", store.RedactURL(url), scheme, ln.Addr())
-	httpSrv := &http.Server{Handler: srv.Handler(ctx), ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := &http.Server{Handler: srv.Handler(ctx), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		<-ctx.Done()
 		// Waits answer at once when ctx ends; calls in flight get a moment.

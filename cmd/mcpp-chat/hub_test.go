@@ -4,7 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,14 +115,14 @@ func TestHubTokenCommands(t *testing.T) {
 
 // startHubCLI runs `hub serve` in-process on a free loopback port and
 // returns its base URL; it stops with the test.
-func startHubCLI(t *testing.T, env map[string]string) string {
+func startHubCLI(t *testing.T, env map[string]string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
 		var errb bytes.Buffer
-		done <- run(ctx, []string{"hub", "serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), pw, &errb)
+		done <- run(ctx, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, extra...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &errb)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -128,7 +138,7 @@ func startHubCLI(t *testing.T, env map[string]string) string {
 		t.Fatalf("hub serve printed no address: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`(https?://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("hub serve said %q", line)
 	}
@@ -195,4 +205,51 @@ func TestConnectMakesAMember(t *testing.T) {
 	if code, out, _ = cli(t, env, "call", "chat_whoami"); code != exitError || !strings.Contains(out, `not bound to the party \"mesh-gw\"`) {
 		t.Fatalf("another folder's party: %d %s", code, out)
 	}
+}
+
+// With a certificate the hub serves TLS, and nothing in plain HTTP.
+func TestHubServesTLS(t *testing.T) {
+	home := t.TempDir()
+	certPEM, keyPEM := selfSigned(t)
+	cert, key := filepath.Join(home, "cert.pem"), filepath.Join(home, "key.pem")
+	writeFile(t, cert, string(certPEM), 0o600)
+	writeFile(t, key, string(keyPEM), 0o600)
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(home, "hub.db")}
+	url := startHubCLI(t, env, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(url, "https://") {
+		t.Fatalf("hub serve with a certificate says %s", url)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get(url + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Get(strings.Replace(url, "https://", "http://", 1) + "/healthz"); err == nil && resp.StatusCode == http.StatusOK {
+		t.Fatal("the TLS hub answered plain HTTP")
+	}
+}
+
+// selfSigned is a certificate for 127.0.0.1, valid for an hour.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }

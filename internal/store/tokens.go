@@ -78,11 +78,26 @@ func (d *DB) Tokens(ctx context.Context) (*Tokens, error) {
 		}
 		t.sql, t.own = db, true
 	}
-	if _, err := t.sql.ExecContext(ctx, tokensSchema); err != nil {
+	if err := t.makeTable(ctx, d.pg != nil); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("make the hub's token table: %w", d.describe(err))
 	}
 	return t, nil
+}
+
+// makeTable creates the table if it is missing. Two hubs starting
+// together on PostgreSQL may both try; the one that loses the race on the
+// catalog fails, and finds the table the other made.
+func (t *Tokens) makeTable(ctx context.Context, postgres bool) error {
+	_, err := t.sql.ExecContext(ctx, tokensSchema)
+	if err == nil || !postgres {
+		return err
+	}
+	var made bool
+	if t.sql.QueryRowContext(ctx, `SELECT to_regclass('hub_tokens') IS NOT NULL`).Scan(&made) == nil && made {
+		return nil
+	}
+	return err
 }
 
 // Close closes the sidecar file, if Tokens opened one.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 func TestTokens(t *testing.T) {
@@ -89,4 +92,45 @@ func TestTokensKeepNoSecret(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("the token file's mode = %v, %v; want 0600", info.Mode(), err)
 	}
+}
+
+// Hubs started together each make the token table if it is missing; none
+// fails because another made it at the same moment.
+func TestTokensTableMadeByHubsStartingTogether(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "chat.db")
+		if first, err := Open(ctx, path); err == nil { // the schema, once
+			first.Close()
+		}
+		open := func() (*DB, error) { return Open(ctx, path) }
+		if onPostgres(t) {
+			url := pgtest.URL(t)
+			if first, err := OpenPostgres(ctx, url, Options{}); err == nil {
+				first.Close()
+			}
+			open = func() (*DB, error) { return OpenPostgres(ctx, url, Options{}) }
+		}
+		errs := make(chan error, 6)
+		for range 6 {
+			go func() {
+				db, err := open()
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer db.Close()
+				toks, err := db.Tokens(ctx)
+				if err == nil {
+					toks.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range 6 {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	})
 }

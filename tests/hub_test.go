@@ -420,6 +420,17 @@ func TestHubFailoverWhenAHubIsKilled(t *testing.T) {
 	if proxy.served[1].Load() <= servedByB {
 		t.Errorf("hub B answered none of the calls after the kill")
 	}
+
+	// The proxy loses a call's answer after hub B ran it: the member must
+	// not be told that nothing was written.
+	proxy.loseAnswer.Store(true)
+	r := gw.call(gwDir, "chat_say", map[string]any{"channel": "gw--dash", "text": "answer lost"})
+	if r.Success || strings.Contains(r.Error, "nothing was written") || !strings.Contains(r.Error, "may or may not have landed") {
+		t.Errorf("a call whose answer the proxy lost said %+v, want that it may or may not have landed", r)
+	}
+	if n := ht.count(`SELECT count(*) FROM messages WHERE body = 'answer lost'`); n != 1 {
+		t.Errorf("the call whose answer was lost is stored %d times, want once", n)
+	}
 	checkGapless(t, ht.db, "gw--dash")
 	checkInvariants(t, ht.db)
 }

@@ -438,6 +438,10 @@ type failoverProxy struct {
 	// started, when not nil, is sent the index of each backend a request
 	// is about to go to (without blocking).
 	started atomic.Pointer[chan int]
+	// loseAnswer, when set, makes the proxy lose the next answer: the
+	// hub has run the request to its end, and the member gets 502, as
+	// when the connection breaks after a commit.
+	loseAnswer atomic.Bool
 }
 
 func startFailoverProxy(t *testing.T, hubs ...*hubProcess) *failoverProxy {
@@ -505,6 +509,11 @@ func (p *failoverProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp, err = hubTransport.RoundTrip(out)
 		if err == nil {
 			p.served[n].Add(1)
+			if p.loseAnswer.CompareAndSwap(true, false) {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return nil, errors.New("the answer was lost on its way back")
+			}
 			return resp, nil
 		}
 		var op *net.OpError

@@ -225,7 +225,12 @@ func TestHubAuthAcrossProcesses(t *testing.T) {
 	viaA, viaB := hubMember(t, a.url, laptop, ""), hubMember(t, b.url, laptop, "")
 	mustHubCall(t, viaA, "chat_say", map[string]any{"channel": "gw--dash", "text": "from the laptop, via A"}, nil)
 	mustHubCall(t, viaB, "chat_say", map[string]any{"channel": "gw--dash", "text": "from the laptop, via B"}, nil)
-	ht.revoke(tokenIDOf(laptop))
+	// As the usage writes it: the token, then the store.
+	if out := ht.adminRun("token", "revoke", tokenIDOf(laptop), "--store", ht.store); !strings.Contains(out, "revoked token "+tokenIDOf(laptop)) {
+		t.Fatalf("token revoke printed %q", out)
+	} else {
+		ht.admin.Write([]byte(out))
+	}
 	before = ht.rows()
 	for _, c := range []*hub.Client{viaB, viaA} {
 		err := hubCall(context.Background(), c, "chat_say", map[string]any{"channel": "gw--dash", "text": "after the revoke"}, nil)

@@ -216,6 +216,11 @@ func TestHubAuthAcrossProcesses(t *testing.T) {
 				t.Errorf("hub %s did not log the id of the %s token:\n%s", h.name, c.name, log)
 			}
 		}
+		// A call that tries to write as another party is logged with the
+		// id of the token that tried.
+		if n := strings.Count(log, "token_id="+tokenIDOf(dashTok)+` reason="the argument `); n != 3 {
+			t.Errorf("hub %s logged %d refusals of a call naming its author with the token's id, want 3:\n%s", h.name, n, log)
+		}
 	}
 
 	// A revoke holds on every hub at once: both hubs took the token just

@@ -140,10 +140,13 @@ func newHubTeamOn(t *testing.T, storeURL string) *hubTeam {
 	return &hubTeam{t: t, w: w, db: db, store: storeURL}
 }
 
-// hub starts a hub process on the team's store.
+// hub starts a hub process on the team's store. When the test ends, its
+// output must hold no secret of the team's tokens.
 func (ht *hubTeam) hub(name string) *hubProcess {
 	ht.t.Helper()
-	return startHubProcess(ht.t, ht.w, name, ht.store)
+	h := startHubProcess(ht.t, ht.w, name, ht.store)
+	ht.t.Cleanup(func() { ht.noSecrets("hub "+name+"'s output", h.logs()) })
+	return h
 }
 
 // adminCmd runs `mcpp-chat hub token SUB --store STORE ARGS…` and

@@ -114,8 +114,9 @@ var authorArguments = []string{"author", "from", "party", "sender", "as", "on_be
 const maxBody = 4 << 20
 
 // guardAuthor refuses, with 403, a tools/call whose arguments try to name
-// the author: a call acts as its token's party and nothing else.
-func guardAuthor(next http.Handler) http.Handler {
+// the author: a call acts as its token's party and nothing else. The
+// refusal is logged with the token's id, as every refusal is.
+func (s *Server) guardAuthor(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -131,7 +132,7 @@ func guardAuthor(next http.Handler) http.Handler {
 			return
 		}
 		if name := namedAuthor(body); name != "" {
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf("the argument %q would choose who writes, but a call always acts as its token's party (%s) — leave it out", name, partyOf(r.Context()))})
+			s.refuse(w, r, http.StatusForbidden, tokenOf(r.Context()).ID, fmt.Sprintf("the argument %q would choose who writes, but a call always acts as its token's party (%s) — leave it out", name, partyOf(r.Context())))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -123,6 +123,10 @@ func (c *Client) refused(resp *http.Response) error {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s refused this machine's token: %s", c.Base, msg)}
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		// A proxy in front of the hub says so (the hub never does): the
+		// hub behind it may have run the call before the answer was lost.
+		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s: %s — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, resp.Status, msg)}
 	}
 	return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s: %s — nothing was written; retry shortly, and if it persists tell the hub's admin", c.Base, resp.Status, msg)}
 }

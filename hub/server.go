@@ -84,7 +84,7 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.Handle("/mcp", s.authed(guardAuthor(mcpHandler)))
+	mux.Handle("/mcp", s.authed(s.guardAuthor(mcpHandler)))
 	mux.Handle("GET /v1/hook", s.authed(http.HandlerFunc(s.hook)))
 	mux.Handle("GET /v1/wait", s.authed(s.waitHandler(ctx)))
 	mux.Handle("GET /v1/token", s.tokenOnly(http.HandlerFunc(s.token)))

@@ -237,9 +237,14 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 		ttl = fs.String("ttl", "90d", "how long it is valid: 90d, 12h, 30m")
 		hubURL = fs.String("url", getenv("MCPP_CHAT_HUB_URL"), "the hub's public address, for the connect line (default: $MCPP_CHAT_HUB_URL)")
 	}
+	var named []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		named, args = args[:1], args[1:] // revoke's token first, as the usage writes it
+	}
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
+	named = append(named, fs.Args()...)
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "mcpp-chat hub token %s: %v\n", sub, err)
 		return code
@@ -259,7 +264,7 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 		}
 	case "list":
 	case "revoke":
-		if fs.NArg() != 1 {
+		if len(named) != 1 {
 			return fail(exitUsage, errors.New("name the token to revoke: its id or label (mcpp-chat hub token list)"))
 		}
 	default:
@@ -305,7 +310,7 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 		}
 		printTokens(stdout, list, time.Now())
 	case "revoke":
-		tok, err := tokens.Revoke(ctx, fs.Arg(0))
+		tok, err := tokens.Revoke(ctx, named[0])
 		if err != nil {
 			return fail(exitError, err)
 		}

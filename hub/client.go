@@ -30,6 +30,9 @@ type Client struct {
 	Token string
 	Party string
 	HTTP  *http.Client
+	// Patience is how long past its own work a call waits for the hub's
+	// answer; 0 means DefaultPatience.
+	Patience time.Duration
 
 	ids atomic.Int64
 }
@@ -86,7 +89,37 @@ func (c *Client) do(req *http.Request, ok ...int) (*http.Response, error) {
 
 // ErrUnreachable is a hub that could not be reached at all: nothing was
 // sent to it.
-var ErrUnreachable = errors.New("the team hub is unreachable")
+var ErrUnreachable = errors.New("the team hub does not answer")
+
+// lineError is a failure of the line to the hub, told in one sentence;
+// errors.Is and As still see its cause.
+type lineError struct {
+	msg   string
+	cause error
+	none  bool // nothing reached the hub
+}
+
+func (e *lineError) Error() string { return e.msg }
+func (e *lineError) Unwrap() error { return e.cause }
+func (e *lineError) Is(target error) bool {
+	return e.none && target == ErrUnreachable
+}
+
+// errTooSlow ends a call whose hub took longer than the call can.
+var errTooSlow = errors.New("the team hub took too long")
+
+func (c *Client) unreachable(ctx context.Context, err error) error {
+	var op *net.OpError
+	switch {
+	case errors.Is(context.Cause(ctx), errTooSlow):
+		return &lineError{msg: fmt.Sprintf("the team hub at %s did not answer in time — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base), cause: errTooSlow}
+	case ctx.Err() != nil:
+		return &lineError{msg: fmt.Sprintf("the call was stopped before the team hub at %s answered — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base), cause: ctx.Err()}
+	case errors.As(err, &op) && op.Op == "dial":
+		return &lineError{msg: fmt.Sprintf("the team hub at %s does not answer (%v) — nothing was sent; check that it runs (mcpp-chat doctor shows it), then retry", c.Base, op.Err), cause: err, none: true}
+	}
+	return &lineError{msg: fmt.Sprintf("the team hub at %s broke off the call (%v) — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, err), cause: err}
+}
 
 // RefusedError is the hub's refusal of a request: its status and sentence.
 type RefusedError struct {
@@ -96,15 +129,26 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string { return e.Msg }
 
-func (c *Client) unreachable(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
+// DefaultPatience is how long a call waits for a hub that does not
+// answer: a hub's own call ends within its busy timeout.
+const DefaultPatience = 30 * time.Second
+
+// callTimeout bounds one call: a hub that accepted it but never answers
+// (a frozen process, a black-holed network) must not hold the session.
+// A chat_wait may take its seconds (at most 10 minutes) first.
+func (c *Client) callTimeout(tool string, args json.RawMessage) time.Duration {
+	margin := c.Patience
+	if margin <= 0 {
+		margin = DefaultPatience
 	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return fmt.Errorf("%w: the team hub at %s does not answer (%v) — nothing was sent; check that it runs (mcpp-chat doctor shows it), then retry", ErrUnreachable, c.Base, op.Err)
+	if tool != "chat_wait" {
+		return margin
 	}
-	return fmt.Errorf("the team hub at %s broke off the call (%v) — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, err)
+	var a struct {
+		Seconds float64 `json:"seconds"`
+	}
+	json.Unmarshal(args, &a)
+	return time.Duration(min(max(a.Seconds, 10), 600))*time.Second + margin
 }
 
 func (c *Client) refused(resp *http.Response) error {
@@ -113,12 +157,22 @@ func (c *Client) refused(resp *http.Response) error {
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	json.Unmarshal(data, &body)
-	msg := body.Error
-	if msg == "" {
-		msg = strings.TrimSpace(string(data))
-		if len(msg) > 200 || msg == "" {
-			msg = resp.Status
+	// what is the hub's (or a proxy's) own word, if it said one: after
+	// the status, as ": what".
+	what := body.Error
+	if what == "" {
+		what = strings.TrimSpace(string(data))
+		if len(what) > 200 || strings.Contains(what, "<") || strings.EqualFold(what, resp.Status) {
+			what = ""
 		}
+	}
+	msg := what
+	if msg == "" {
+		msg = resp.Status
+	}
+	said := resp.Status
+	if what != "" {
+		said += ": " + what
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -126,9 +180,9 @@ func (c *Client) refused(resp *http.Response) error {
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		// A proxy in front of the hub says so (the hub never does): the
 		// hub behind it may have run the call before the answer was lost.
-		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s: %s — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, resp.Status, msg)}
+		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, said)}
 	}
-	return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s: %s — nothing was written; retry shortly, and if it persists tell the hub's admin", c.Base, resp.Status, msg)}
+	return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — nothing was written; retry shortly, and if it persists tell the hub's admin", c.Base, said)}
 }
 
 // Call runs one tool on the hub and returns its answer as the hub gave
@@ -143,6 +197,8 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage, pr
 		params["_meta"] = map[string]any{"progressToken": id}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout(tool, args), errTooSlow)
+	defer cancel()
 	req, err := c.request(ctx, http.MethodPost, "/mcp", bytes.NewReader(body))
 	if err != nil {
 		return tools.Result{}, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -350,5 +351,60 @@ func TestWaitThroughTheHub(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the ask did not end the wait")
+	}
+}
+
+// A hub that takes the call and never answers does not hold the member:
+// the call ends, saying it may have landed; a call stopped by its caller
+// says the same, and a hub that is not there says nothing was sent.
+func TestMemberCallsEndOnAFrozenHub(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never answered
+		}
+	}()
+	c, err := NewClient("http://"+ln.Addr().String(), "mcc_x_y", "node-dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Patience = 200 * time.Millisecond
+	_, err = c.Call(context.Background(), "chat_inbox", json.RawMessage(`{}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") || !strings.Contains(err.Error(), "may or may not have landed") {
+		t.Fatalf("a frozen hub: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = c.Call(ctx, "chat_inbox", json.RawMessage(`{}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped before the team hub") || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stopped call: %v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	gone, _ := NewClient("http://"+addr, "mcc_x_y", "node-dash")
+	_, err = gone.Call(context.Background(), "chat_inbox", json.RawMessage(`{}`), nil)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "nothing was sent") || strings.Count(err.Error(), "team hub") != 1 {
+		t.Fatalf("no hub: %v", err)
+	}
+}
+
+// A proxy's bare 502 is said once, and as a call that may have landed.
+func TestMemberReadsAProxysGatewayError(t *testing.T) {
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer proxy.Close()
+	c, _ := NewClient(proxy.URL, "mcc_x_y", "node-dash")
+	_, err := c.Call(context.Background(), "chat_say", json.RawMessage(`{"text":"hi"}`), nil)
+	if err == nil || strings.Count(err.Error(), "Bad Gateway") != 1 || !strings.Contains(err.Error(), "may or may not have landed") {
+		t.Fatalf("a bare 502: %v", err)
 	}
 }

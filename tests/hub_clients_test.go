@@ -331,6 +331,7 @@ func TestHubTypeScriptSDKOverHTTP(t *testing.T) {
 // the cache serve keeps), chat_inbox shows it to the model, and the
 // model's chat_reply lands in the hub's store as node-dash's.
 func TestHubClaudeMemberAnswersAPeerOnAnotherMachine(t *testing.T) {
+	realClient(t, "claude") // skips before anything starts
 	h := startHub(t)
 	dashToken, gwToken := h.issue(t, "node-dash", "laptop"), h.issue(t, "mesh-gw", "gw-box")
 

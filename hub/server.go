@@ -80,7 +80,7 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 		// Every request carries a token; a proxy in front may forward
 		// any Host.
 		DisableLocalhostProtection: true,
-		Logger:                     s.log(),
+		Logger:                     s.sdkLog(),
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -101,7 +101,7 @@ func (s *Server) serverFor(party string) *partyServer {
 	}
 	svc := &tools.Service{DB: s.DB, Config: s.Config, Manifest: s.Manifest, Env: s.Env, Log: s.log(), Changes: s.Changes,
 		Me: store.Identity{Name: party, Workspace: store.TeamWorkspace(party), Team: true}}
-	ps := &partyServer{svc: svc, mcp: tools.NewMCPServer(svc, s.Version, s.log())}
+	ps := &partyServer{svc: svc, mcp: tools.NewMCPServer(svc, s.Version, s.sdkLog())}
 	s.parties[party] = ps
 	return ps
 }
@@ -229,6 +229,26 @@ func (s *Server) log() *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// sdkLog is the hub's log for the MCP SDK, which says at INFO level that
+// each stateless request's session connected and went: only its warnings.
+func (s *Server) sdkLog() *slog.Logger {
+	return slog.New(atLeast{s.log().Handler(), slog.LevelWarn})
+}
+
+// atLeast passes on records of its level and above.
+type atLeast struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+func (h atLeast) WithAttrs(a []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(a), h.level}
+}
+func (h atLeast) WithGroup(n string) slog.Handler { return atLeast{h.Handler.WithGroup(n), h.level} }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -266,8 +267,7 @@ type generation struct {
 	state func() (string, bool)
 	n     atomic.Int64
 	name  atomic.Pointer[string]
-	mu    sync.Mutex
-	ch    chan struct{} // closed at the next move
+	moved wake.Broadcast
 }
 
 // follow moves the state at every change until ctx ends. It looks only
@@ -284,12 +284,7 @@ func (g *generation) follow(ctx context.Context, changes Changes) {
 		}
 		ch = changes.Next()
 		g.look()
-		g.mu.Lock()
-		if g.ch != nil {
-			close(g.ch)
-			g.ch = nil
-		}
-		g.mu.Unlock()
+		g.moved.Notify()
 	}
 }
 
@@ -306,14 +301,7 @@ func (g *generation) look() {
 
 // next is a channel closed at the next move: taken before a look, so that
 // a move during the look is not missed.
-func (g *generation) next() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-	return g.ch
-}
+func (g *generation) next() <-chan struct{} { return g.moved.Next() }
 
 // etag names the state a party's summary was read at. It is quoted, as
 // HTTP's entity tags are.

@@ -337,7 +337,7 @@ func TestHubClaudeMemberAnswersAPeerOnAnotherMachine(t *testing.T) {
 
 	laptop := memberWorld(t)
 	dash := gitRepo(t, laptop, "node-dash")
-	if out, errs, code := runIn(laptop, dash, "connect", h.base, "--token", dashToken); code != 0 {
+	if out, errs, code := laptop.runIn(dash, "connect", h.base, "--token", dashToken); code != 0 {
 		t.Fatalf("mcpp-chat connect: exit %d\n%s%s", code, out, errs)
 	}
 	module := filepath.Join(laptop.dir, "module")
@@ -427,22 +427,4 @@ func TestHubClaudeMemberAnswersAPeerOnAnotherMachine(t *testing.T) {
 	if log := h.log.String(); strings.Contains(log, "refused a request") {
 		t.Errorf("the hub refused requests from its members:\n%s", log)
 	}
-}
-
-// runIn runs mcpp-chat with args in dir, in the world's environment.
-func runIn(w *world, dir string, args ...string) (stdout, stderr string, code int) {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chatBin, args...)
-	cmd.Dir, cmd.Env = dir, w.env
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("mcpp-chat %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
 }

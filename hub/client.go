@@ -339,40 +339,47 @@ func (c *Client) Pending(ctx context.Context, etag string, newest int) (s Summar
 // it returns the ETag then.
 func (c *Client) Wait(ctx context.Context, etag string, timeout time.Duration) (string, error) {
 	q := url.Values{"etag": {etag}, "timeout": {strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64)}}
-	req, err := c.request(ctx, http.MethodGet, "/v1/wait?"+q.Encode(), nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.do(req, http.StatusOK)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
 	var out struct {
 		ETag string `json:"etag"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return "", c.unreachable(ctx, err)
-	}
-	return out.ETag, nil
+	err := c.getJSON(ctx, "/v1/wait?"+q.Encode(), &out)
+	return out.ETag, err
 }
 
 // TokenInfo asks the hub what the token is: its parties and expiry.
 func (c *Client) TokenInfo(ctx context.Context) (TokenInfo, error) {
-	req, err := c.request(ctx, http.MethodGet, "/v1/token", nil)
+	var info TokenInfo
+	err := c.getJSON(ctx, "/v1/token", &info)
+	return info, err
+}
+
+// Arrivals lists the messages after message id after that wait on the
+// party (all: every message); after < 0 only says where the newest is.
+func (c *Client) Arrivals(ctx context.Context, after int64, all bool) (Arrivals, error) {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
+	if all {
+		q.Set("all", "1")
+	}
+	var out Arrivals
+	err := c.getJSON(ctx, "/v1/arrivals?"+q.Encode(), &out)
+	return out, err
+}
+
+// getJSON asks the hub for path and decodes its answer into out.
+func (c *Client) getJSON(ctx context.Context, path string, out any) error {
+	req, err := c.request(ctx, http.MethodGet, path, nil)
 	if err != nil {
-		return TokenInfo{}, err
+		return err
 	}
 	resp, err := c.do(req, http.StatusOK)
 	if err != nil {
-		return TokenInfo{}, err
+		return err
 	}
 	defer resp.Body.Close()
-	var info TokenInfo
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
-		return TokenInfo{}, c.unreachable(ctx, err)
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return c.unreachable(ctx, err)
 	}
-	return info, nil
+	return nil
 }
 
 // Health asks whether the hub runs and reaches its store.
@@ -386,27 +393,4 @@ func (c *Client) Health(ctx context.Context) error {
 		return err
 	}
 	return resp.Body.Close()
-}
-
-// Arrivals lists the messages after message id after that wait on the
-// party (all: every message); after < 0 only says where the newest is.
-func (c *Client) Arrivals(ctx context.Context, after int64, all bool) (Arrivals, error) {
-	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
-	if all {
-		q.Set("all", "1")
-	}
-	req, err := c.request(ctx, http.MethodGet, "/v1/arrivals?"+q.Encode(), nil)
-	if err != nil {
-		return Arrivals{}, err
-	}
-	resp, err := c.do(req, http.StatusOK)
-	if err != nil {
-		return Arrivals{}, err
-	}
-	defer resp.Body.Close()
-	var out Arrivals
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return Arrivals{}, c.unreachable(ctx, err)
-	}
-	return out, nil
 }

@@ -101,7 +101,7 @@ func (s *Server) serverFor(party string) *partyServer {
 	}
 	svc := &tools.Service{DB: s.DB, Config: s.Config, Manifest: s.Manifest, Env: s.Env, Log: s.log(), Changes: s.Changes,
 		Me: store.Identity{Name: party, Workspace: store.TeamWorkspace(party), Team: true}}
-	ps := &partyServer{svc: svc, mcp: tools.NewMCPServer(svc, s.Version, s.log())}
+	ps := &partyServer{svc: svc, mcp: tools.NewMCPServer(svc, s.Version, s.sdkLog())}
 	s.parties[party] = ps
 	return ps
 }
@@ -228,6 +228,31 @@ func (s *Server) log() *slog.Logger {
 		return s.Log
 	}
 	return slog.Default()
+}
+
+// sdkLog is the log the MCP SDK's server writes to: its warnings and
+// errors only. It logs every session's start and end at INFO, and on a
+// stateless hub every request is a session: three lines a call.
+func (s *Server) sdkLog() *slog.Logger {
+	return slog.New(atLeast{s.log().Handler(), slog.LevelWarn})
+}
+
+// atLeast drops records below its level.
+type atLeast struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(attrs), h.level}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.level}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -97,6 +97,19 @@ func call(t *testing.T, c *Client, tool, args string) map[string]any {
 	return v
 }
 
+// On a stateless hub every request is a session of the MCP SDK, which
+// logs each one's start and end at INFO: calls that succeed log nothing.
+func TestCallsLogNothing(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	for range 3 {
+		call(t, gw, "chat_whoami", `{}`)
+	}
+	if log := h.log.String(); log != "" {
+		t.Fatalf("three calls logged:\n%s", log)
+	}
+}
+
 // A call acts as the token's party: the author of a say is the party the
 // token is bound to, whatever the caller's own folder is called.
 func TestCallsActAsTheTokensParty(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -309,6 +310,16 @@ func benchHubCalls(w *world, o options, r *report, t seeded, stores []hubStore, 
 				return err
 			}
 			r.addCalls("round trip, HTTP to the hub (`hub.Client` in process, no MCP client)", st.name+" hub, "+setup, calls)
+			paced, err := pacedSays(func(ctx context.Context, tool string, args map[string]any) error {
+				raw, _ := json.Marshal(args)
+				_, err := c.Call(ctx, tool, raw, nil)
+				return err
+			}, "", proc{"hub", h.cmd.Process.Pid})
+			if err != nil {
+				return err
+			}
+			r.add(figure{what: "`chat_say` one every 100 ms, HTTP to the hub (`hub.Client`), no member serve following", setup: st.name + " hub, " + setup,
+				lat: paced.lat, value: paced.value(), command: hubCommand})
 			return nil
 		})
 		if err != nil {
@@ -338,6 +349,15 @@ func benchHubCalls(w *world, o options, r *report, t seeded, stores []hubStore, 
 				return err
 			}
 			r.addCalls("round trip, MCP stdio to a member's serve → HTTP to the hub", st.name+" hub, "+setup, calls)
+			paced, err := pacedSays(func(_ context.Context, tool string, args map[string]any) error {
+				_, err := s.call(tool, args)
+				return err
+			}, filepath.Join(m.dir, "module", "hub-cache", reader.Name+".json"), proc{"member serve", s.cmd.Process.Pid}, proc{"hub", h.cmd.Process.Pid})
+			if err != nil {
+				return err
+			}
+			r.add(figure{what: "`chat_say` one every 100 ms, MCP stdio to a member's serve → HTTP to the hub (the serve follows the hub)", setup: st.name + " hub, " + setup,
+				lat: paced.lat, value: paced.value(), command: hubCommand})
 			return nil
 		})
 		if err != nil {
@@ -345,6 +365,82 @@ func benchHubCalls(w *world, o options, r *report, t seeded, stores []hubStore, 
 		}
 	}
 	return nil
+}
+
+// paced is pacedSays' measurement.
+type paced struct {
+	timed
+	refreshes float64 // the member's cache replaced, per say; <0: not counted
+}
+
+func (p paced) value() string {
+	v := latValue(p.lat) + "; CPU a say: " + strings.Join(p.cpu, ", ")
+	if p.refreshes >= 0 {
+		v += fmt.Sprintf("; the member's cache refreshed %.1f× a say", p.refreshes)
+	}
+	return v
+}
+
+// pacedSays times chat_say at an agent's pace rather than a loop's: 50
+// says 100 ms apart, so that what each sets off (a following member's
+// refresh of the hook's cache, a SQLite hub's second looks) ends before
+// the next, and the CPU per say holds all of it. With cache, it counts
+// the times that file was replaced.
+func pacedSays(call caller, cache string, procs ...proc) (paced, error) {
+	const n, gap = 50, 100 * time.Millisecond
+	p := paced{refreshes: -1}
+	var counted chan int
+	stop := make(chan struct{})
+	if cache != "" {
+		fw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return p, err
+		}
+		defer fw.Close()
+		if err := fw.Add(filepath.Dir(cache)); err != nil {
+			return p, err
+		}
+		counted = make(chan int, 1)
+		go func() {
+			k := 0
+			for {
+				select {
+				case ev := <-fw.Events:
+					if ev.Name == cache && ev.Op.Has(fsnotify.Create) {
+						k++
+					}
+				case <-fw.Errors:
+				case <-stop:
+					counted <- k
+					return
+				}
+			}
+		}()
+	}
+	ctx := context.Background()
+	before := make([]time.Duration, len(procs))
+	for i, pr := range procs {
+		before[i], _ = cpuOf(pr.pid)
+	}
+	for i := 0; i < n; i++ {
+		begin := time.Now()
+		err := call(ctx, "chat_say", map[string]any{"channel": "ch-00", "text": fmt.Sprintf("paced status %d: all green", i)})
+		p.lat = append(p.lat, time.Since(begin))
+		if err != nil {
+			close(stop)
+			return p, err
+		}
+		time.Sleep(gap)
+	}
+	for i, pr := range procs {
+		after, _ := cpuOf(pr.pid)
+		p.cpu = append(p.cpu, fmt.Sprintf("%s %s", pr.name, ms((after-before[i])/n)))
+	}
+	close(stop)
+	if counted != nil {
+		p.refreshes = float64(<-counted) / n
+	}
+	return p, nil
 }
 
 // stdioPing times MCP's ping against serve over stdio: the floor of the

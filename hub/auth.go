@@ -57,6 +57,8 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 		case errors.Is(err, store.ErrTokenUnknown), errors.Is(err, store.ErrTokenExpired), errors.Is(err, store.ErrTokenRevoked):
 			s.refuse(w, r, http.StatusUnauthorized, tok.ID, err.Error())
 			return
+		case err != nil && r.Context().Err() != nil:
+			return // the client went away while its token was checked
 		case err != nil:
 			s.log().Warn("a token could not be checked", "err", err)
 			s.refuse(w, r, http.StatusServiceUnavailable, "", "the hub cannot reach its store to check the token — try again shortly")

@@ -231,13 +231,14 @@ func (s *Server) log() *slog.Logger {
 	return slog.Default()
 }
 
-// sdkLog is the hub's log for the MCP SDK, which says at INFO level that
-// each stateless request's session connected and went: only its warnings.
+// sdkLog is the log the MCP SDK's server writes to: its warnings and
+// errors only. It logs every session's start and end at INFO, and on a
+// stateless hub every request is a session: three lines a call.
 func (s *Server) sdkLog() *slog.Logger {
 	return slog.New(atLeast{s.log().Handler(), slog.LevelWarn})
 }
 
-// atLeast passes on records of its level and above.
+// atLeast drops records below its level.
 type atLeast struct {
 	slog.Handler
 	level slog.Level
@@ -246,10 +247,14 @@ type atLeast struct {
 func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.level && h.Handler.Enabled(ctx, l)
 }
-func (h atLeast) WithAttrs(a []slog.Attr) slog.Handler {
-	return atLeast{h.Handler.WithAttrs(a), h.level}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(attrs), h.level}
 }
-func (h atLeast) WithGroup(n string) slog.Handler { return atLeast{h.Handler.WithGroup(n), h.level} }
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.level}
+}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

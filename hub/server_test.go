@@ -103,6 +103,34 @@ func call(t *testing.T, c *Client, tool, args string) map[string]any {
 	return v
 }
 
+// On a stateless hub every request is a session of the MCP SDK, which
+// logs each one's start and end at INFO: calls that succeed log nothing.
+func TestCallsLogNothing(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	for range 3 {
+		call(t, gw, "chat_whoami", `{}`)
+	}
+	if log := h.log.String(); log != "" {
+		t.Fatalf("three calls logged:\n%s", log)
+	}
+}
+
+// A client that goes away while its token is checked (a member's serve
+// ending during a long-poll) is no sign of a store out of reach.
+func TestAClientGoneIsNoWarning(t *testing.T) {
+	h := startHub(t)
+	tok := h.issue("gw", time.Hour, "mesh-gw")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodGet, "/v1/wait?timeout=1", nil).WithContext(ctx)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	h.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), req)
+	if log := h.log.String(); strings.Contains(log, "could not be checked") || strings.Contains(log, "refused") {
+		t.Fatalf("a request whose client had gone was logged as a failure:\n%s", log)
+	}
+}
+
 // A call acts as the token's party: the author of a say is the party the
 // token is bound to, whatever the caller's own folder is called.
 func TestCallsActAsTheTokensParty(t *testing.T) {

@@ -53,6 +53,8 @@ type Server struct {
 	mu      sync.Mutex
 	parties map[string]*partyServer
 	gen     generation
+	// summaries holds each party's newest hook summary (summary).
+	summaries sync.Map
 }
 
 // partyServer is the tool service and MCP server of one party: tools act
@@ -132,7 +134,13 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	newest, _ := strconv.Atoi(r.URL.Query().Get("newest"))
-	p, err := s.Read.PendingFor(r.Context(), store.Identity{Name: party, Team: true}, max(newest, 1))
+	newest = max(newest, 1)
+	key := fmt.Sprintf("%s\x00%d", party, newest)
+	if m, ok := s.summaries.Load(key); ok && m.(summary).tag == tag {
+		writeBody(w, m.(summary).body)
+		return
+	}
+	p, err := s.Read.PendingFor(r.Context(), store.Identity{Name: party, Team: true}, newest)
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrUnknownParty):
@@ -142,7 +150,26 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "the hub could not read its store"})
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	body, err := json.Marshal(p)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "the hub could not encode the summary"})
+		return
+	}
+	s.summaries.Store(key, summary{tag: tag, body: body})
+	writeBody(w, body)
+}
+
+// summary is the newest summary a party's hook got, and the state it was
+// read at: every session of the party (each serve follows the hub) asks
+// for it after each change, and all but the first get it from memory.
+type summary struct {
+	tag  string
+	body []byte
+}
+
+func writeBody(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
 }
 
 // waitHandler holds a request until the store changes (its ETag moves
@@ -288,20 +315,33 @@ func (g *generation) follow(ctx context.Context, changes Changes) {
 			return
 		}
 		ch = changes.Next()
-		g.look()
-		g.moved.Notify()
+		if g.look() {
+			g.moved.Notify()
+		}
 	}
 }
 
-// look names the state as the store has it now.
-func (g *generation) look() {
-	n := g.n.Add(1)
-	name := fmt.Sprintf("%s-%d", g.boot, n)
-	if fp, ok := g.state(); ok {
+// settle is how long look waits for a state the store can vouch for: a
+// SQLite file's fingerprint is not trusted for a few milliseconds after a
+// write, and naming each wake of that moment anew would make every
+// follower read again several times per write.
+const settle = 100 * time.Millisecond
+
+// look names the state as the store has it now, and reports whether the
+// name moved: a wake that found the state as it was moves nothing.
+func (g *generation) look() bool {
+	fp, ok := g.state()
+	for deadline := time.Now().Add(settle); !ok && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		fp, ok = g.state()
+	}
+	name := fmt.Sprintf("%s-%d", g.boot, g.n.Add(1))
+	if ok {
 		sum := sha256.Sum256([]byte(fp))
 		name = hex.EncodeToString(sum[:12])
 	}
-	g.name.Store(&name)
+	old := g.name.Swap(&name)
+	return old == nil || *old != name
 }
 
 // next is a channel closed at the next move: taken before a look, so that

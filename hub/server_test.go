@@ -33,10 +33,12 @@ type testHub struct {
 
 func startHub(t *testing.T) *testHub {
 	t.Helper()
-	return startHubWith(t, config.Defaults())
+	return startHubWith(t, config.Defaults(), nil)
 }
 
-func startHubWith(t *testing.T, cfg config.Config) *testHub {
+// startHubWith starts a hub with cfg, told of changes by changes (nil:
+// the database file's watcher).
+func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -56,11 +58,14 @@ func startHubWith(t *testing.T, cfg config.Config) *testHub {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tokens.Close() })
-	changes, err := wake.Watch(path, "")
-	if err != nil {
-		t.Fatal(err)
+	if changes == nil {
+		w, err := wake.Watch(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		changes = w
 	}
-	t.Cleanup(func() { changes.Close() })
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +355,7 @@ func TestNoToolChoosesItsAuthor(t *testing.T) {
 func TestWaitThroughTheHub(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Chat.WaitProgressMS = 50
-	h := startHubWith(t, cfg)
+	h := startHubWith(t, cfg, nil)
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
 	call(t, dash, "chat_whoami", `{}`)
@@ -441,3 +446,57 @@ func TestMemberReadsAProxysGatewayError(t *testing.T) {
 		t.Fatalf("a bare 502: %v", err)
 	}
 }
+
+// A state the store cannot vouch for yet (a SQLite file just written) is
+// waited for, not named at each wake; a wake that finds the state as it
+// was moves nothing.
+func TestGenerationNamesEachStateOnce(t *testing.T) {
+	fp, trusted := "a", true
+	g := generation{boot: "b", state: func() (string, bool) { return fp, trusted }}
+	if !g.look() {
+		t.Fatal("the first look named nothing")
+	}
+	first := g.etag("p")
+	if g.look() || g.etag("p") != first {
+		t.Fatal("a wake on an unchanged state moved the name")
+	}
+	fp, trusted = "b", false
+	time.AfterFunc(20*time.Millisecond, func() { trusted = true })
+	if !g.look() || g.etag("p") == first || strings.Contains(g.etag("p"), "b-") {
+		t.Fatalf("the new state was not named by the store: %s", g.etag("p"))
+	}
+	second := g.etag("p")
+	if g.look() || g.etag("p") != second {
+		t.Fatal("the settled state moved again")
+	}
+	trusted = false // never settles: a name of this process's own stands in
+	fp = "c"
+	if !g.look() || !strings.Contains(g.etag("p"), "b-") {
+		t.Fatalf("an unsettled state: %s", g.etag("p"))
+	}
+}
+
+// Every session of a party asks for the summary after each change: the
+// hub reads it once per state.
+func TestSummaryReadOncePerState(t *testing.T) {
+	h := startHubWith(t, config.Defaults(), never{})
+	ctx := context.Background()
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	first, _, err := dash.Pending(ctx, "", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change the hub is not told of: the state keeps its name, and the
+	// summary read at that name is what the next session gets.
+	call(t, dash, "chat_channel_new", `{"name":"gw--dash"}`)
+	again, _, err := dash.Pending(ctx, "", 3)
+	if err != nil || again.ETag != first.ETag || len(again.Pending.Channels) != 0 {
+		t.Fatalf("the second session's summary: %+v, %v", again, err)
+	}
+}
+
+// never is a store that never reports a change.
+type never struct{}
+
+func (never) Next() <-chan struct{} { return nil }

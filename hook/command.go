@@ -64,9 +64,11 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 			return ExitOK
 		}
 		o.Stdin = bytes.NewReader(data)
-		if !hubCacheFresh(o, paths, cfg, data) {
+		c, ok := freshHubCache(o, paths, cfg, data)
+		if !ok {
 			return delegate(ctx, args, o)
 		}
+		o.hubCache = &c
 	}
 	o.resolved = &resolved{paths: paths, cfg: cfg, err: err}
 	o.Event, o.Wait, o.Timeout = *event, *wait, time.Duration(*timeout)*time.Second
@@ -91,19 +93,19 @@ func readWithin(r io.Reader, d time.Duration) ([]byte, bool) {
 	}
 }
 
-// hubCacheFresh reports whether the party of the payload's session has a
-// fresh cache on this member machine.
-func hubCacheFresh(o Options, paths config.Paths, cfg config.Config, payload []byte) bool {
+// freshHubCache is the fresh cache of the payload's session's party on
+// this member machine, if there is one.
+func freshHubCache(o Options, paths config.Paths, cfg config.Config, payload []byte) (HubCache, bool) {
 	pl, err := ReadPayload(bytes.NewReader(payload))
 	if err != nil {
-		return false
+		return HubCache{}, false
 	}
 	party, err := config.Identify(config.StartDir(o.Env, "", pl.Cwd), cfg.Identity.GitRoot)
 	if err != nil {
-		return false
+		return HubCache{}, false
 	}
-	_, ok := ReadHubCache(HubCachePath(paths, party.Name), time.Now())
-	return ok
+	c, ok := ReadHubCache(HubCachePath(paths, party.Name), time.Now())
+	return c, ok && c.Party == party.Name
 }
 
 // delegate runs `mcpp-chat hook ARGS` beside the hook binary, with this

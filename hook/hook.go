@@ -54,6 +54,8 @@ type Options struct {
 	looked func()
 	// resolved is the install as Command resolved it; nil: locate does.
 	resolved *resolved
+	// hubCache is the member's cache as Command read it; nil: read it.
+	hubCache *HubCache
 }
 
 // resolved is config.Resolve's answer, kept for the run.
@@ -209,7 +211,14 @@ func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, pa
 	}
 	var p store.Pending
 	var fp string
-	if c, ok := ReadHubCache(HubCachePath(paths, party.Name), time.Now()); ok && c.Party == party.Name {
+	c, ok := HubCache{}, false
+	if o.hubCache != nil {
+		c, ok = *o.hubCache, o.hubCache.Party == party.Name
+	} else {
+		c, ok = ReadHubCache(HubCachePath(paths, party.Name), time.Now())
+		ok = ok && c.Party == party.Name
+	}
+	if ok {
 		p, fp = c.Pending, c.ETag
 		if fp == quiet {
 			return ""

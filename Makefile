@@ -11,9 +11,12 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X "github.com/mcpp/mcpp-chat/intern
 export CGO_ENABLED = 0
 
 # The real clients the end-to-end tests drive (tests/claude_test.go,
-# codex_test.go), pinned to the versions docs/hooks.md was checked against.
+# codex_test.go), pinned to the versions docs/hooks.md was checked against,
+# and the official MCP TypeScript SDK (tests/hub_clients_test.go drives
+# the team hub with its HTTP client).
 CLAUDE_CODE_VERSION ?= 2.1.332
 CODEX_VERSION       ?= 0.171.0
+MCP_SDK_VERSION     ?= 1.32.2
 E2E_DIR             := .cache/e2e
 
 .PHONY: build test short race bench check clean install e2e-clients
@@ -72,13 +75,15 @@ install: build
 	  bin/mcpp-chat setup; \
 	fi
 
-# Installs the pinned Claude Code and Codex CLIs with npm into .cache/e2e
-# (git-ignored); the tests find them there, or where MCPP_CHAT_E2E_BIN says.
+# Installs the pinned Claude Code and Codex CLIs and the MCP TypeScript SDK
+# with npm into .cache/e2e (git-ignored); the tests find them there, or
+# where MCPP_CHAT_E2E_BIN says (its node_modules/.bin).
 e2e-clients:
 	mkdir -p $(E2E_DIR)
 	cd $(E2E_DIR) && { [ -f package.json ] || npm init -y >/dev/null; } && \
 	  npm install --no-audit --no-fund --loglevel=error --save-exact \
-	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	    @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
+	    @modelcontextprotocol/sdk@$(MCP_SDK_VERSION)
 	$(E2E_DIR)/node_modules/.bin/claude --version
 	$(E2E_DIR)/node_modules/.bin/codex --version
 

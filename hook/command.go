@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -51,9 +52,60 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 	if err == nil && config.IsPostgres(paths.Store) && o.TeamStore == nil {
 		return delegate(ctx, args, o)
 	}
+	if err == nil && config.IsHub(paths.Store) && o.TeamHub == nil {
+		// A member machine: the cache the running serve keeps answers
+		// here; without a fresh one, and for --wait, the hub itself is
+		// asked, by `mcpp-chat hook`.
+		if *wait {
+			return delegate(ctx, args, o)
+		}
+		data, ok := readWithin(o.Stdin, o.deadline())
+		if !ok {
+			return ExitOK
+		}
+		o.Stdin = bytes.NewReader(data)
+		c, ok := freshHubCache(o, paths, cfg, data)
+		if !ok {
+			return delegate(ctx, args, o)
+		}
+		o.hubCache = &c
+	}
 	o.resolved = &resolved{paths: paths, cfg: cfg, err: err}
 	o.Event, o.Wait, o.Timeout = *event, *wait, time.Duration(*timeout)*time.Second
 	return Run(ctx, o)
+}
+
+// readWithin reads all of r, giving up after d.
+func readWithin(r io.Reader, d time.Duration) ([]byte, bool) {
+	done := make(chan []byte, 1)
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(r, maxPayload+1))
+		if err != nil {
+			data = nil
+		}
+		done <- data
+	}()
+	select {
+	case data := <-done:
+		return data, data != nil
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// freshHubCache is the fresh cache of the payload's session's party on
+// this member machine, if there is one.
+func freshHubCache(o Options, paths config.Paths, cfg config.Config, payload []byte) (HubCache, bool) {
+	pl, err := ReadPayload(bytes.NewReader(payload))
+	if err != nil {
+		return HubCache{}, false
+	}
+	party, err := config.Identify(config.StartDir(o.Env, "", pl.Cwd), cfg.Identity.GitRoot)
+	if err != nil {
+		return HubCache{}, false
+	}
+	c, ok := ReadHubCache(HubCachePath(paths, party.Name), time.Now())
+	return c, ok && c.Party == party.Name
 }
 
 // delegate runs `mcpp-chat hook ARGS` beside the hook binary, with this

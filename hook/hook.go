@@ -35,6 +35,13 @@ type Options struct {
 	// hands a team store's events to `mcpp-chat hook`, which sets them.
 	TeamStore   func(ctx context.Context, url string) (*store.ReadOnly, error)
 	TeamChanges func(url string) Changes
+	// TeamHub asks a member machine's hub what waits on party; given the
+	// ETag of a state, an unchanged one answers changed=false. HubChanges
+	// follows the hub's state. The hook binary leaves them nil (it does
+	// not link an HTTP client): it answers from the cache a running serve
+	// keeps, and hands the rest to `mcpp-chat hook`, which sets them.
+	TeamHub    func(ctx context.Context, paths config.Paths, party, etag string) (p store.Pending, tag string, changed bool, err error)
+	HubChanges func(paths config.Paths, party string) Changes
 
 	// Deadline bounds one run, or one look of a waiter (0: DefaultDeadline);
 	// Recheck is how often a waiter looks whether it was replaced or its
@@ -47,6 +54,8 @@ type Options struct {
 	looked func()
 	// resolved is the install as Command resolved it; nil: locate does.
 	resolved *resolved
+	// hubCache is the member's cache as Command read it; nil: read it.
+	hubCache *HubCache
 }
 
 // resolved is config.Resolve's answer, kept for the run.
@@ -153,6 +162,9 @@ func answer(ctx context.Context, o Options) string {
 	if err != nil {
 		return ""
 	}
+	if config.IsHub(paths.Store) {
+		return o.answerFromHub(ctx, pl, event, paths, party)
+	}
 	switch event {
 	case SessionStart, UserPromptSubmit, Stop:
 	default:
@@ -183,6 +195,50 @@ func answer(ctx context.Context, o Options) string {
 		SweepState(dir)
 	}
 	return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+}
+
+// answerFromHub answers on a member machine: from the cache the running
+// serve keeps while it is fresh, else from the hub itself, which answers
+// "unchanged" without a read when the state is the one at which this
+// event last had nothing to say.
+func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, paths config.Paths, party config.Party) string {
+	dir := StateDir(o.Env)
+	var quiet string
+	if dir != "" && pl.SessionID != "" {
+		if st, ok := PeekState(dir, pl.SessionID, party.Root); ok {
+			quiet = st.quietAt(event)
+		}
+	}
+	var p store.Pending
+	var fp string
+	c, ok := HubCache{}, false
+	if o.hubCache != nil {
+		c, ok = *o.hubCache, o.hubCache.Party == party.Name
+	} else {
+		c, ok = ReadHubCache(HubCachePath(paths, party.Name), time.Now())
+		ok = ok && c.Party == party.Name
+	}
+	if ok {
+		p, fp = c.Pending, c.ETag
+		if fp == quiet {
+			return ""
+		}
+	} else {
+		if o.TeamHub == nil {
+			return ""
+		}
+		var changed bool
+		var err error
+		if p, fp, changed, err = o.TeamHub(ctx, paths, party.Name, quiet); err != nil || !changed {
+			return ""
+		}
+	}
+	p.Workspace = party.Root // the hub knows the party, not its folder on this machine
+	switch event {
+	case SessionStart, UserPromptSubmit, Stop:
+		return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+	}
+	return Respond(event, p, Seen{}).Text
 }
 
 // tell answers event from what is pending, p, read at fingerprint fp, and

@@ -47,17 +47,31 @@ func runWaiter(ctx context.Context, o Options) int {
 	c := claimWaiter(dir, pl.SessionID, party.Root)
 	defer c.release()
 	var w Changes
-	if config.IsPostgres(paths.Store) {
+	open := o.opener(paths)
+	pending := func(ctx context.Context) (store.Pending, error) { return readPending(ctx, open, party.Root) }
+	switch {
+	case config.IsHub(paths.Store):
+		if o.HubChanges == nil || o.TeamHub == nil {
+			return ExitOK
+		}
+		w = o.HubChanges(paths, party.Name)
+		pending = func(ctx context.Context) (store.Pending, error) {
+			p, _, _, err := o.TeamHub(ctx, paths, party.Name, "")
+			return p, err
+		}
+	case config.IsPostgres(paths.Store):
 		if o.TeamChanges == nil {
 			return ExitOK
 		}
 		w = o.TeamChanges(paths.Store)
-	} else if w, err = wake.Watch(paths.DB, paths.Tick); err != nil {
-		return ExitOK
+	default:
+		if w, err = wake.Watch(paths.DB, paths.Tick); err != nil {
+			return ExitOK
+		}
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, open: o.opener(paths), deadline: o.deadline()}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, deadline: o.deadline()}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
@@ -141,7 +155,7 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 // a session record, what blocked at its previous look.
 type watcherLook struct {
 	dir, session, root string
-	open               func(context.Context) (*store.ReadOnly, error)
+	pending            func(context.Context) (store.Pending, error)
 	deadline           time.Duration // bounds one look
 	looked             bool          // a look was taken: blocked is what it saw
 	blocked            []string      // without a record, what blocked at the last look
@@ -156,7 +170,7 @@ type watcherLook struct {
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	look, cancel := context.WithTimeout(ctx, l.deadline)
 	defer cancel()
-	p, err := readPending(look, l.open, l.root)
+	p, err := l.pending(look)
 	if err != nil {
 		return "", false
 	}

@@ -127,8 +127,11 @@ type claudeSession struct {
 func (c *claudeCode) start(t *testing.T, dir string, model *scripted.Server) *claudeSession {
 	t.Helper()
 	r, wr := io.Pipe()
-	t.Cleanup(func() { wr.Close() })
 	p := startCLI(t, dir, c.env(model.URL), r, c.args("--input-format", "stream-json")...)
+	// Before startCLI's cleanup, which waits for the process: the copy of
+	// the input to it ends only when the input does (a test that fails
+	// mid-session would otherwise hang there).
+	t.Cleanup(func() { wr.Close() })
 	return &claudeSession{p: p, stdin: wr}
 }
 

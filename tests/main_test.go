@@ -125,6 +125,17 @@ type world struct {
 	db   string
 	home string
 	env  []string
+	// mark is the environment entry that tells the world's processes
+	// apart (ourProcesses); "" means MCPP_CHAT_DB=db.
+	mark string
+}
+
+// marker is the world's mark.
+func (w *world) marker() string {
+	if w.mark != "" {
+		return w.mark
+	}
+	return "MCPP_CHAT_DB=" + w.db
 }
 
 func newWorld(t *testing.T) *world {

@@ -47,15 +47,20 @@ func realClient(t *testing.T, name string) string {
 	if testing.Short() {
 		t.Skip("real-client tests take minutes; not with -short")
 	}
-	dir := os.Getenv(e2eBinEnv)
-	if dir == "" {
-		dir = filepath.Join(repoRoot(), ".cache", "e2e", "node_modules", ".bin")
-	}
-	path := filepath.Join(dir, name)
+	path := filepath.Join(e2eBinDir(), name)
 	if info, err := os.Stat(path); err != nil || info.IsDir() {
 		missingClient(t, "%s is not installed at %s (run `make e2e-clients`, or set %s to the folder holding it)", name, path, e2eBinEnv)
 	}
 	return path
+}
+
+// e2eBinDir is the folder holding the real CLIs: MCPP_CHAT_E2E_BIN, else
+// where `make e2e-clients` puts them.
+func e2eBinDir() string {
+	if dir := os.Getenv(e2eBinEnv); dir != "" {
+		return dir
+	}
+	return filepath.Join(repoRoot(), ".cache", "e2e", "node_modules", ".bin")
 }
 
 // missingClient skips, or fails when the environment requires the real
@@ -352,8 +357,8 @@ func partWith(parts []scripted.Part, role, prefix string) *scripted.Part {
 
 // ourProcesses are the processes of our binaries (or a shell running
 // one) that belong to the world: their command line names a binary of
-// this test run and their environment its database. Claude Code starts
-// hooks under /bin/sh -c, which counts too.
+// this test run and their environment holds the world's mark (its
+// database). Claude Code starts hooks under /bin/sh -c, which counts too.
 func ourProcesses(w *world) []string {
 	var found []string
 	dirs, _ := os.ReadDir("/proc")
@@ -367,7 +372,7 @@ func ourProcesses(w *world) []string {
 			continue
 		}
 		environ, _ := os.ReadFile("/proc/" + pid + "/environ")
-		if !bytes.Contains(environ, []byte("\x00MCPP_CHAT_DB="+w.db+"\x00")) && !bytes.HasPrefix(environ, []byte("MCPP_CHAT_DB="+w.db+"\x00")) {
+		if mark := w.marker(); !bytes.Contains(environ, []byte("\x00"+mark+"\x00")) && !bytes.HasPrefix(environ, []byte(mark+"\x00")) {
 			continue
 		}
 		found = append(found, pid+": "+strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))

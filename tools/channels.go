@@ -48,6 +48,9 @@ func (s *Service) partyRefs(parties []string) ([]store.PartyRef, error) {
 			refs[i] = store.PartyRef{Name: p}
 			continue
 		}
+		if s.Me.Team {
+			return nil, argErrorf("parties: %q is a path, but on a team hub a party is its name (paths differ from machine to machine) — give a name from chat_whoami", OneLine(p, 200))
+		}
 		if !filepath.IsAbs(p) {
 			return nil, argErrorf("parties: %q is neither a party's name nor an absolute path — give a name from chat_whoami or the repository's full path, e.g. /home/you/src/node-dash", OneLine(p, 200))
 		}

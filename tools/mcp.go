@@ -106,7 +106,10 @@ func success(res Result) (*mcp.CallToolResult, error) {
 
 type progressKey struct{}
 
-type progressFunc func(ctx context.Context, done, total float64, msg string)
+// Progress tells the client that a long call is still alive.
+type Progress func(ctx context.Context, done, total float64, msg string)
+
+type progressFunc = Progress
 
 // withProgress carries the client's progress token, if it sent one, to the
 // tool so a long wait can report that it is alive.

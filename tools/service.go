@@ -41,6 +41,13 @@ type Service struct {
 	// more, but reads the answers to what it sent. nil: never.
 	StopWaiting <-chan struct{}
 
+	// Remote, when set, answers every call in place of the store: a
+	// member machine's front for its team hub. The arguments are checked
+	// here first, so a wrong call costs no round trip; progress is the
+	// client's, nil when it asked for none. Its errors are sentences for
+	// the agent, shown as they are.
+	Remote func(ctx context.Context, tool string, args json.RawMessage, progress Progress) (Result, error)
+
 	// last is the newest inbox or whoami answer, with the call and the
 	// database state it answered (see sameAnswer).
 	last atomic.Pointer[lastAnswer]
@@ -150,6 +157,11 @@ func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (R
 	if err != nil {
 		return Result{}, shown(err)
 	}
+	if s.Remote != nil {
+		// The hub fitted the answer to its budget; cutting it again here
+		// would drop messages a read has already marked read.
+		return res, nil
+	}
 	return s.finish(res)
 }
 
@@ -162,6 +174,9 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 	args, err := checkArgs(t, raw, s.Config.Chat.MaxBodyBytes)
 	if err != nil {
 		return Result{}, err
+	}
+	if s.Remote != nil {
+		return s.Remote(ctx, name, args, progressFrom(ctx))
 	}
 	res, err := h.run(ctx, s, args)
 	if err != nil {
@@ -260,4 +275,12 @@ func (s *Service) nextChange() <-chan struct{} {
 		return nil // never closes
 	}
 	return s.Changes.Next()
+}
+
+// Close closes the service's store; a member's front has none.
+func (s *Service) Close() error {
+	if s.DB == nil {
+		return nil
+	}
+	return s.DB.Close()
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/listen"
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -49,6 +50,9 @@ func (in install) identity() store.Identity {
 // timeout: the database file (made if needed), or the team store on
 // PostgreSQL.
 func (in install) open(ctx context.Context) (*store.DB, error) {
+	if in.onHub() {
+		return nil, in.errMember("this")
+	}
 	o := store.Options{BusyTimeout: in.cfg.BusyTimeout()}
 	if in.onPostgres() {
 		return store.OpenPostgres(ctx, in.paths.Store, o)
@@ -68,6 +72,9 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		return nil, err
+	}
+	if in.onHub() {
+		return in.memberService(manifest, log)
 	}
 	db, err := in.open(ctx)
 	if err != nil {
@@ -91,8 +98,40 @@ func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service
 		Log: log, Changes: changes}, nil
 }
 
+// memberService is a member machine's front for its team hub: the same
+// tools, checked here and answered by the hub as this folder's party.
+func (in install) memberService(manifest tools.Manifest, log *slog.Logger) (*tools.Service, error) {
+	c, err := in.hubClient()
+	if err != nil {
+		return nil, err
+	}
+	me := in.identity()
+	me.Team = true
+	return &tools.Service{Config: in.cfg, Paths: in.paths, Me: me, PartyName: me.Name, Manifest: manifest, Env: in.env,
+		Log: log, Remote: c.Call}, nil
+}
+
+// hubClient is this machine's line to its team hub, acting for the start
+// folder's party.
+func (in install) hubClient() (*hub.Client, error) {
+	c, err := memberClient(in.env, in.paths, in.party.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%w — run mcpp-chat connect %s --token TOKEN, or set MCPP_CHAT_TOKEN", err, in.paths.Store)
+	}
+	return c, nil
+}
+
+// errMember is a command that reads the store itself, run on a member
+// machine, whose chat is the hub's.
+func (in install) errMember(command string) error {
+	return fmt.Errorf("this machine is a member of the team hub %s: its chat lives there — run mcpp-chat %s on the hub's machine (with the hub's store), or use the chat tools here", in.paths.Store, command)
+}
+
 // openReadOnly opens the install's store for reading only.
 func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
+	if in.onHub() {
+		return nil, in.errMember("log, search or ui")
+	}
 	if in.onPostgres() {
 		return store.OpenReadOnlyPostgres(ctx, in.paths.Store)
 	}
@@ -102,11 +141,14 @@ func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
 // where names the install's store for messages: the database file, or
 // the team store's URL without its password.
 func (in install) where() string {
-	if in.onPostgres() {
+	if in.onPostgres() || in.onHub() {
 		return store.RedactURL(in.paths.Store)
 	}
 	return in.paths.DB
 }
+
+// onHub reports a member machine: its store is a team hub.
+func (in install) onHub() bool { return config.IsHub(in.paths.Store) }
 
 // onPostgres reports an install whose store is a team store on PostgreSQL.
 func (in install) onPostgres() bool { return config.IsPostgres(in.paths.Store) }
@@ -123,6 +165,13 @@ type watcher interface {
 // watcher of the database's files, or a team store's notifications. It
 // starts at the first Next.
 func (in install) changes() (watcher, error) {
+	if in.onHub() {
+		c, err := in.hubClient()
+		if err != nil {
+			return nil, err
+		}
+		return c.Watch(), nil
+	}
 	if in.onPostgres() {
 		return listen.New(in.paths.Store), nil
 	}

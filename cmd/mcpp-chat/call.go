@@ -64,7 +64,7 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if err != nil {
 		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
-	defer svc.DB.Close()
+	defer svc.Close()
 	res, err := svc.Call(ctx, tool, json.RawMessage(raw))
 	if errors.Is(err, tools.ErrUnknownTool) {
 		return printReply(stdout, callReply{Error: err.Error()}, exitUsage)

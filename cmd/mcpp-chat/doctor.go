@@ -36,9 +36,12 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	fmt.Fprintf(stdout, "module dir:  %s\n", in.paths.ModuleDir)
 	fmt.Fprintf(stdout, "config:      %s%s\n", in.paths.Config, configNote)
 	code := exitOK
-	if in.onPostgres() {
+	switch {
+	case in.onHub():
+		fmt.Fprintf(stdout, "store:       %s (a team hub: this machine is a member)\n", in.where())
+	case in.onPostgres():
 		fmt.Fprintf(stdout, "store:       %s (a team store on PostgreSQL)\n", in.where())
-	} else {
+	default:
 		code = doctorDatabaseFile(stdout, in, tick)
 	}
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
@@ -54,6 +57,12 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		if !ok {
 			code = exitError
 		}
+	}
+	if in.onHub() {
+		if !doctorHub(ctx, stdout, in) {
+			code = exitError
+		}
+		return code
 	}
 	// doctor only looks: it opens the store read-only, and a missing
 	// database (a mistyped MCPP_CHAT_DB) is reported, not created; a team

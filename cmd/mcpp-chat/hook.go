@@ -18,5 +18,7 @@ func hookCmd(ctx context.Context, args []string, getenv func(string) string, std
 		Env: getenv, Exe: exe, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		TeamStore:   store.OpenReadOnlyPostgres,
 		TeamChanges: func(url string) hook.Changes { return listen.New(url) },
+		TeamHub:     hookHubPending(getenv),
+		HubChanges:  hookHubChanges(getenv),
 	})
 }

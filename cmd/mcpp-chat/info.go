@@ -136,6 +136,10 @@ func probe(ctx context.Context, in install) (infoDatabase, infoIdentity) {
 		WorkspaceDir: in.party.Root,
 		Note:         identityNote(in),
 	}
+	if in.onHub() {
+		// info asks the hub nothing: it must answer at once, hub or not.
+		return infoDatabase{OK: true, Note: "this machine is a member of the team hub " + in.where() + ": every call goes there, as " + in.party.Name + " (mcpp-chat doctor checks the line)"}, id
+	}
 	db, err := store.OpenReadOnly(ctx, in.paths.DB)
 	if errors.Is(err, store.ErrNoDatabase) {
 		id.Note += " Not on the chat yet: its first chat call registers it."

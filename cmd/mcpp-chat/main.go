@@ -76,9 +76,13 @@ Usage:
   mcpp-chat migrate --to postgres://… [--from sqlite:PATH]
                                        copy this install's database (or PATH) into an empty
                                        team store on PostgreSQL
+  mcpp-chat hub serve|token ...        the team hub: serve it to other machines, issue,
+                                       list and revoke its tokens (docs/team.md)
+  mcpp-chat connect URL --token TOKEN  make this machine a member of a team hub: serve,
+                                       call, watch and the hook then use it
   mcpp-chat hook --event EVENT [--wait]
-                                       the Claude Code hook for a team store (mcpp-chat-hook
-                                       hands it the events; it links PostgreSQL's driver)
+                                       the Claude Code hook for a team store or hub
+                                       (mcpp-chat-hook hands it the events it cannot answer)
   mcpp-chat demo [--keep]              run the two-repo worked example in a temporary folder
   mcpp-chat version                    print the version
 
@@ -123,6 +127,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return hookCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "hub":
+		return hubCmd(ctx, rest, getenv, stdout, stderr)
+	case "connect":
+		return connect(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":

@@ -82,6 +82,10 @@ func openExisting(ctx context.Context, getenv func(string) string, stderr io.Wri
 		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", err)
 		return nil, in, false
 	}
+	if in.onHub() {
+		fmt.Fprintf(stderr, "mcpp-chat parties: %v\n", in.errMember("parties"))
+		return nil, in, false
+	}
 	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) && !in.onPostgres() {
 		fmt.Fprintf(stderr, "mcpp-chat parties: there is no chat database at %s — no session has made a call yet, or MCPP_CHAT_DB names another file\n", in.paths.DB)
 		return nil, in, false

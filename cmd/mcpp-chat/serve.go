@@ -27,14 +27,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 		return exitError
 	}
-	defer svc.DB.Close()
+	defer svc.Close()
 	// A party exists from its first tool call: a client that only starts
 	// the server (claude mcp list, a probe) must not make one. The
 	// instructions name it all the same, as it is or will be named.
-	if name, err := svc.DB.NameFor(ctx, svc.Me); err == nil {
-		svc.PartyName = name
-	} else {
-		log.Warn("could not look up the party's name", "err", err)
+	if svc.DB != nil {
+		if name, err := svc.DB.NameFor(ctx, svc.Me); err == nil {
+			svc.PartyName = name
+		} else {
+			log.Warn("could not look up the party's name", "err", err)
+		}
+	}
+	if in.onHub() {
+		// The hook and watchers on this machine learn of the hub's
+		// changes through what serve keeps.
+		c, err := in.hubClient()
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
+			return exitError
+		}
+		defer followHub(in, c, log)()
 	}
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded

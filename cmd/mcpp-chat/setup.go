@@ -50,6 +50,11 @@ type installation struct {
 	// (no MCPP_CHAT_* variables): a client started without the variable
 	// would open another database, so every snippet names it.
 	carryDB bool
+	// hubFile is set on a member machine of a team hub (connect saved
+	// it): what a client must reach is the hub, not a database. A
+	// MCPP_CHAT_DB would even hide the hub (it wins over the saved one),
+	// so the snippets name this file instead, when they name anything.
+	hubFile string
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -72,6 +77,10 @@ func findInstallation(getenv func(string) string) (installation, error) {
 	in.db = paths.DB
 	own, _, err := config.Resolve(withoutOurVariables(getenv), exe)
 	in.carryDB = err != nil || own.DB != in.db
+	if config.IsHub(paths.Store) && getenv("MCPP_CHAT_STORE") == "" {
+		in.hubFile = paths.Hub
+		in.carryDB = err != nil || own.Store != paths.Store || own.Hub != paths.Hub
+	}
 	return in, nil
 }
 
@@ -92,6 +101,15 @@ func withoutOurVariables(getenv func(string) string) config.Env {
 func (in installation) dbAssignment() string {
 	if !in.carryDB || in.db == "" {
 		return ""
+	}
+	return in.storeAssignment()
+}
+
+// storeAssignment is the word that gives a client this install's chat:
+// MCPP_CHAT_DB=<path>, or on a member machine MCPP_CHAT_HUB_FILE=<path>.
+func (in installation) storeAssignment() string {
+	if in.hubFile != "" {
+		return "MCPP_CHAT_HUB_FILE=" + shellQuote(in.hubFile)
 	}
 	return "MCPP_CHAT_DB=" + shellQuote(in.db)
 }
@@ -209,6 +227,8 @@ func printHeader(w io.Writer, in installation) {
 	switch {
 	case in.dbProblem != "":
 		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
+	case in.hubFile != "":
+		fmt.Fprintf(w, "# chat: the team hub saved in %s (mcpp-chat connect) — every client below uses it\n", in.hubFile)
 	case in.carryDB:
 		fmt.Fprintf(w, "# database: %s — not this binary's own default, so every snippet below\n", in.db)
 		fmt.Fprintln(w, "# names it (MCPP_CHAT_DB) and every client shares it")
@@ -224,7 +244,11 @@ func printClaude(w io.Writer, in installation) {
 	if a := in.dbAssignment(); a != "" {
 		// After the name: claude's -e takes every word up to the next
 		// option, so before the name it would take the name too.
-		fmt.Fprintln(w, "# (-e gives the server this install's database, which it would not find on its own)")
+		what := "this install's database"
+		if in.hubFile != "" {
+			what = "this machine's team hub"
+		}
+		fmt.Fprintf(w, "# (-e gives the server %s, which it would not find on its own)\n", what)
 		env = " -e " + a
 	}
 	fmt.Fprintf(w, "claude mcp add --scope user chat%s -- %s serve\n", env, shellQuote(in.exe))
@@ -244,6 +268,10 @@ func printCodex(w io.Writer, in installation) {
 		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
 		return
 	}
+	if in.hubFile != "" {
+		fmt.Fprintf(w, "env = { MCPP_CHAT_HUB_FILE = %s }\n", jsonValue(in.hubFile))
+		return
+	}
 	fmt.Fprintf(w, "env = { MCPP_CHAT_DB = %s }\n", jsonValue(in.db))
 }
 
@@ -254,7 +282,7 @@ func printMCPP(w io.Writer, in installation) {
 		fmt.Fprintln(w, "#   modules:")
 		fmt.Fprintln(w, "#     - path: /path/to/mcpp-chat   # then run `make build` there")
 		if in.db != "" {
-			fmt.Fprintf(w, "# To share this install's chat, start the host with MCPP_CHAT_DB=%s\n", shellQuote(in.db))
+			fmt.Fprintf(w, "# To share this install's chat, start the host with %s\n", in.storeAssignment())
 		}
 		return
 	}

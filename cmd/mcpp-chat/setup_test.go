@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
 // fakeInstall makes a checkout-shaped folder (module.yaml, tool.yaml,
@@ -512,6 +514,41 @@ func TestSetupCarriesADatabaseThatIsNotTheDefault(t *testing.T) {
 	_, claude, _ = runSetupEnv(t, map[string]string{"HOME": home, "MCPP_CHAT_HOME": other}, "claude")
 	if !strings.Contains(claude, "-e MCPP_CHAT_DB="+filepath.Join(other, "chat.db")+" --") {
 		t.Errorf("with MCPP_CHAT_HOME, setup claude = %q", snippet(claude))
+	}
+}
+
+// On a member machine of a team hub, what a client must reach is the hub
+// connect saved: MCPP_CHAT_DB would hide it (it wins over the saved hub),
+// so the snippets name the hub file, never a database.
+func TestSetupOnAMemberNamesTheHubNotADatabase(t *testing.T) {
+	fakeInstall(t, true)
+	home, module := t.TempDir(), filepath.Join(t.TempDir(), "my module")
+	hubFile := filepath.Join(module, "hub.json")
+	if err := config.SaveHub(hubFile, config.Hub{URL: "https://chat.team.example", Token: "mcc_x_y"}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": module}
+
+	_, all, _ := runSetupEnv(t, env)
+	if strings.Contains(all, "MCPP_CHAT_DB") {
+		t.Errorf("on a member machine setup names a database, which would hide the hub:\n%s", all)
+	}
+	_, claude, _ := runSetupEnv(t, env, "claude")
+	if !strings.Contains(snippet(claude), "-e MCPP_CHAT_HUB_FILE="+shellQuote(hubFile)+" --") {
+		t.Errorf("setup claude = %q, want -e MCPP_CHAT_HUB_FILE=%s", snippet(claude), hubFile)
+	}
+	_, hooks, _ := runSetupEnv(t, env, "hooks", "--wake")
+	doc := decodeSettings(t, []byte(hooks))
+	for _, ev := range hookEvents {
+		for _, cmd := range doc.commands(ev) {
+			if got := parseHookLine(cmd).env["MCPP_CHAT_HUB_FILE"]; got != hubFile {
+				t.Errorf("%s hook %q uses the hub file %q, want %q", ev, cmd, got, hubFile)
+			}
+		}
+	}
+	_, codex, _ := runSetupEnv(t, env, "codex")
+	if got := tomlTable(t, codex, "mcp_servers.chat")["env"]; got != `{ MCPP_CHAT_HUB_FILE = "`+hubFile+`" }` {
+		t.Errorf("setup codex env = %s", got)
 	}
 }
 

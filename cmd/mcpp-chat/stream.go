@@ -52,7 +52,7 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 		}{false, err.Error()})
 		return exitError
 	}
-	defer svc.DB.Close()
+	defer svc.Close()
 	stopWaiting := make(chan struct{})
 	svc.StopWaiting = stopWaiting
 	out.write(struct {

@@ -52,7 +52,14 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 	changed := w.Next() // before src.start: every change after it shows
 	var src changeSource = &tickSource{path: in.paths.Tick}
 	var db *dbSource
-	if *mine || in.paths.Tick == "" {
+	if in.onHub() {
+		c, err := in.hubClient()
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+			return exitError
+		}
+		src = &hubArrivals{c: c, all: !*mine}
+	} else if *mine || in.paths.Tick == "" {
 		db = &dbSource{in: in}
 		if *mine {
 			db.workspace = in.party.Root
@@ -61,7 +68,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		src = db
 	}
 	startErr := src.start(ctx)
-	fmt.Fprintln(stderr, watchBanner(ctx, in, db, *command))
+	fmt.Fprintln(stderr, watchBanner(ctx, in, db, *mine, *command))
 	emit := func(line string) error {
 		_, err := fmt.Fprintln(stdout, line)
 		return err
@@ -80,10 +87,14 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 
 // watchBanner says what the watch follows: on stderr, the first line a
 // person sees, while standard output stays the change lines alone.
-func watchBanner(ctx context.Context, in install, db *dbSource, command string) string {
+func watchBanner(ctx context.Context, in install, db *dbSource, mine bool, command string) string {
 	var b strings.Builder
 	b.WriteString("mcpp-chat watch: ")
 	switch {
+	case in.onHub() && mine:
+		fmt.Fprintf(&b, "watching the team hub %s for what waits on %s", in.where(), in.party.Name)
+	case in.onHub():
+		fmt.Fprintf(&b, "watching the team hub %s (a line per new message)", in.where())
 	case db == nil:
 		fmt.Fprintf(&b, "watching the tick file %s (a line per change to %s)", in.paths.Tick, in.paths.DB)
 	case in.onPostgres() && db.workspace == "":
@@ -93,7 +104,7 @@ func watchBanner(ctx context.Context, in install, db *dbSource, command string) 
 	default:
 		fmt.Fprintf(&b, "watching %s for what waits on %s", in.where(), db.partyName(ctx, in))
 	}
-	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) && !in.onPostgres() {
+	if _, err := os.Stat(in.paths.DB); errors.Is(err, fs.ErrNotExist) && !in.onPostgres() && !in.onHub() {
 		b.WriteString("; the database does not exist yet, the watch waits for it")
 	}
 	if command != "" {
@@ -247,18 +258,18 @@ func (s *dbSource) next(ctx context.Context) ([]string, error) {
 	s.after = newest
 	lines := make([]string, len(found))
 	for i, a := range found {
-		lines[i] = s.line(a)
+		lines[i] = arrivalLine(a, s.workspace != "")
 	}
 	return lines, nil
 }
 
-// line is the tick line for a message; for a party's watch, the kind and
-// the first words follow.
-func (s *dbSource) line(a store.Arrival) string {
+// arrivalLine is the tick line for a message; for a party's watch (mine),
+// the kind and the first words follow.
+func arrivalLine(a store.Arrival, mine bool) string {
 	// Channel and author come from the database, which any process of
 	// the user can write: the line goes to a terminal or a command.
 	head := tools.OneLine(fmt.Sprintf("%s %s %d %s", a.At, a.Channel, a.Seq, a.Author), 300)
-	if s.workspace == "" {
+	if !mine {
 		return head
 	}
 	text := a.Body

@@ -93,13 +93,13 @@ func TestWatchSaysWhatItWatches(t *testing.T) {
 func TestWatchLinesAreCleaned(t *testing.T) {
 	a := store.Arrival{Channel: "c\x1b[2J", Seq: 3, Kind: "ask", Author: "evil\x1b]0;PWNED\x07\u202e",
 		Title: "innocent \u202egnp.exe\u202c \x1b[31mred", At: "2026-11-30T10:00:00.000000+00:00"}
-	for _, s := range []*dbSource{{workspace: "/srv/me"}, {}} {
-		line := s.line(a)
+	for _, mine := range []bool{true, false} {
+		line := arrivalLine(a, mine)
 		if strings.ContainsAny(line, "\x1b\x07\u202e\u202c") {
 			t.Errorf("watch line %q", line)
 		}
 	}
-	if got := (&dbSource{workspace: "/srv/me"}).line(a); !strings.HasSuffix(got, "ask: innocent gnp.exe red") {
+	if got := arrivalLine(a, true); !strings.HasSuffix(got, "ask: innocent gnp.exe red") {
 		t.Errorf("watch --mine line %q", got)
 	}
 }

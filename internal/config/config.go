@@ -208,6 +208,8 @@ type Paths struct {
 	DB      string
 	Tick    string // "" when disabled
 	Backups string
+	// Hub is where connect saves a member machine's hub (hub.json).
+	Hub string
 }
 
 // Env reads environment variables; tests pass a map's lookup.
@@ -228,10 +230,22 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	if err != nil {
 		return p, cfg, err
 	}
-	// MCPP_CHAT_STORE › MCPP_CHAT_DB › storage.url › storage.db_path.
+	// MCPP_CHAT_STORE › MCPP_CHAT_DB › the hub connect saved ›
+	// storage.url › storage.db_path. A MCPP_CHAT_DB naming this install's
+	// own database file (what `setup` pins for clients that would not
+	// find it) gives way to the hub: this install's chat is the hub's now.
 	p.Store = env("MCPP_CHAT_STORE")
-	if p.Store == "" && env("MCPP_CHAT_DB") == "" {
-		p.Store = cfg.Storage.URL
+	p.Hub = HubFile(env, p.ModuleDir)
+	if db := env("MCPP_CHAT_DB"); p.Store == "" && (db == "" || absClean(db) == ownDB(p.ModuleDir, cfg)) {
+		hub, ok, err := LoadHub(p.Hub)
+		if err != nil {
+			return p, cfg, err
+		}
+		if ok {
+			p.Store = hub.URL
+		} else if db == "" {
+			p.Store = cfg.Storage.URL
+		}
 	}
 	switch {
 	case p.Store == "":
@@ -240,12 +254,15 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 		if p.DB != "" && !filepath.IsAbs(p.DB) {
 			p.DB = filepath.Join(p.ModuleDir, p.DB)
 		}
+	case IsHub(p.Store):
+		// A member of a team hub: the chat is the hub's; serve keeps
+		// the tick file here, for watchers on this machine.
 	case IsPostgres(p.Store):
 		// The team store: no file of ours holds the chat, so there is
 		// no tick file and no daily copy; DB stays the default path,
 		// which `mcpp-chat migrate` copies from.
 	default:
-		return p, cfg, fmt.Errorf("the store URL %q (MCPP_CHAT_STORE or storage.url) is neither sqlite:PATH nor postgres://… — use one of those, or leave it empty for the database file", p.Store)
+		return p, cfg, fmt.Errorf("the store URL %q (MCPP_CHAT_STORE or storage.url) is neither sqlite:PATH, postgres://… nor a hub's https://… — use one of those, or leave it empty for the database file", p.Store)
 	}
 	if p.DB == "" {
 		p.DB = env("MCPP_CHAT_DB")
@@ -262,7 +279,7 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	if abs, err := filepath.Abs(p.DB); err == nil {
 		p.DB = abs
 	}
-	if !IsPostgres(p.Store) {
+	if !IsPostgres(p.Store) && !IsHub(p.Store) {
 		p.Store = "sqlite:" + p.DB
 	}
 	dbDir := filepath.Dir(p.DB)
@@ -274,6 +291,17 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	}
 	p.Backups = filepath.Join(dbDir, ".backups")
 	return p, cfg, nil
+}
+
+// ownDB is the install's database file when no variable names one.
+func ownDB(moduleDir string, cfg Config) string {
+	if cfg.Storage.DBPath == "" {
+		return filepath.Join(moduleDir, "chat.db")
+	}
+	if filepath.IsAbs(cfg.Storage.DBPath) {
+		return absClean(cfg.Storage.DBPath)
+	}
+	return absClean(filepath.Join(moduleDir, cfg.Storage.DBPath))
 }
 
 // IsPostgres reports a store URL of a PostgreSQL store.

@@ -144,8 +144,41 @@ func TestResolveStore(t *testing.T) {
 		}
 	}
 	_, _, err := Resolve(env(map[string]string{"MCPP_CHAT_STORE": "mysql://chat"}), "")
-	if err == nil || !strings.Contains(err.Error(), "neither sqlite:PATH nor postgres://") {
+	if err == nil || !strings.Contains(err.Error(), "neither sqlite:PATH, postgres://") {
 		t.Errorf("an unknown scheme: %v", err)
+	}
+}
+
+// A connected member's store is its hub, unless the environment names a
+// store; the settings are saved owner-only.
+func TestResolveHub(t *testing.T) {
+	home := t.TempDir()
+	if err := SaveHub(filepath.Join(home, "hub.json"), Hub{URL: "https://chat.team.example", Token: "mcc_x_y"}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(home, "hub.json"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("hub.json: %v, %v; want mode 0600", info.Mode(), err)
+	}
+	p, _, err := Resolve(env(map[string]string{"MCPP_CHAT_HOME": home}), "")
+	if err != nil || p.Store != "https://chat.team.example" || p.Tick == "" {
+		t.Fatalf("connected: store %q tick %q, %v", p.Store, p.Tick, err)
+	}
+	p, _, err = Resolve(env(map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_DB": "/x/y.db"}), "")
+	if err != nil || p.Store != "sqlite:/x/y.db" {
+		t.Fatalf("MCPP_CHAT_DB set: store %q, %v", p.Store, err)
+	}
+	// What setup pins for a client — this install's own file — gives way.
+	p, _, err = Resolve(env(map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}), "")
+	if err != nil || p.Store != "https://chat.team.example" {
+		t.Fatalf("MCPP_CHAT_DB pinned to the install's own file: store %q, %v", p.Store, err)
+	}
+	os.WriteFile(filepath.Join(home, "hub.json"), []byte("{"), 0o600)
+	if _, _, err := Resolve(env(map[string]string{"MCPP_CHAT_HOME": home}), ""); err == nil || !strings.Contains(err.Error(), "connect again") {
+		t.Fatalf("damaged settings: %v", err)
+	}
+	if got := HubToken(env(map[string]string{"MCPP_CHAT_TOKEN": " mcc_env "}), Hub{Token: "mcc_saved"}); got != "mcc_env" {
+		t.Fatalf("HubToken = %q", got)
 	}
 }
 

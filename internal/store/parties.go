@@ -14,7 +14,16 @@ type Identity struct {
 	Name      string
 	Workspace string
 	OSUser    string
+	// Team marks a caller a team hub vouches for: its token is bound to
+	// the party named Name, which is then the key (the same repository
+	// has other paths on other machines). Workspace is only recorded
+	// when the party is new.
+	Team bool
 }
+
+// TeamWorkspace is what a team party made by a hub records as its
+// workspace: no path of the hub's machine is the party's.
+func TeamWorkspace(name string) string { return "team:" + name }
 
 // party is a row of the parties table.
 type party struct {
@@ -33,7 +42,11 @@ const lastSeenEvery = time.Minute
 // afterwards.
 func (t *tx) me(id Identity, writing bool) (party, error) {
 	var p party
-	err := t.row(`SELECT id, name, last_seen FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&p.id, &p.name, &p.lastSeen)
+	key, by := id.Workspace, "workspace_path"
+	if id.Team {
+		key, by = id.Name, "name"
+	}
+	err := t.row(`SELECT id, name, last_seen FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name, &p.lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t.newParty(id)
 	}
@@ -59,6 +72,12 @@ func (t *tx) newParty(id Identity) (party, error) {
 	name, err := t.freeName(id.Name)
 	if err != nil {
 		return party{}, err
+	}
+	if id.Team {
+		name = id.Name // me found no party of that name
+		if id.Workspace == "" {
+			id.Workspace = TeamWorkspace(name)
+		}
 	}
 	var pid int64
 	err = t.insert(&pid, `INSERT INTO parties (name, workspace_path, os_user, about, first_seen, last_seen)
@@ -144,6 +163,9 @@ func nullable(s string) any {
 // server names it before that.
 func (d *DB) NameFor(ctx context.Context, id Identity) (string, error) {
 	var name string
+	if id.Team {
+		return id.Name, nil
+	}
 	err := d.view(ctx, func(t *tx) error {
 		err := t.row(`SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -25,6 +25,13 @@ import (
 // instead of racing on CREATE TABLE. ("mcppchat" in ASCII, as one int64.)
 const pgMigrateKey int64 = 0x6d63_7070_6368_6174
 
+// pgIdleConns is how many unused connections a pool keeps open. A hub
+// uses the store from many requests at once (each checks its token, and
+// calls, summaries and long-polls overlap); database/sql's default of 2
+// closed the rest after every burst, and the next burst opened them again,
+// each a new server process (~20 ms here, docs/performance.md).
+const pgIdleConns = 8
+
 // OpenPostgres opens the team store at rawURL (postgres://… or
 // postgresql://…) and brings its schema up to date. The "pgx" driver must
 // be linked into the binary.
@@ -48,6 +55,7 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
+	db.SetMaxIdleConns(pgIdleConns)
 	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
 	version, err := r.Version(ctx)
 	if err == nil && version == 0 {
@@ -67,6 +75,7 @@ func openPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", RedactURL(rawURL), err)
 	}
+	db.SetMaxIdleConns(pgIdleConns)
 	if err := migratePostgres(ctx, db, RedactURL(rawURL)); err != nil {
 		db.Close()
 		return nil, err

@@ -28,6 +28,40 @@ func openPG(t *testing.T) (*sql.DB, string) {
 	return db, u
 }
 
+// A hub uses the store from many requests at once: the connections a
+// burst opened stay open for the next one, instead of being closed and
+// opened again, each a new server process.
+func TestPostgresKeepsTheConnectionsOfABurst(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	db, err := OpenPostgres(ctx, u, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ro, err := OpenReadOnlyPostgres(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for name, pool := range map[string]*sql.DB{"read-write": db.sql, "read-only": ro.db} {
+		var held []*sql.Conn
+		for range 6 {
+			c, err := pool.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		if s := pool.Stats(); s.Idle != 6 || s.MaxIdleClosed != 0 {
+			t.Errorf("%s: after a burst of 6 connections %d stay open, %d were closed", name, s.Idle, s.MaxIdleClosed)
+		}
+	}
+}
+
 // The two engines must answer every query alike, so their tables have the
 // same columns in the same order, with the same nullability, defaults and
 // kinds, and the same indexes.

@@ -332,13 +332,18 @@ type ChannelPending struct {
 // channels and live items, not the number of unread messages. An unknown
 // root gives ErrUnknownParty.
 func (r *ReadOnly) Pending(ctx context.Context, workspace string, newest int) (Pending, error) {
+	return r.PendingFor(ctx, Identity{Workspace: workspace}, newest)
+}
+
+// PendingFor is Pending for any caller: a team party is found by name.
+func (r *ReadOnly) PendingFor(ctx context.Context, id Identity, newest int) (Pending, error) {
 	var out Pending
 	err := r.view(ctx, func(t *tx) error {
-		p, err := t.existingParty(workspace)
+		p, err := t.existingParty(id)
 		if err != nil {
 			return err
 		}
-		out = Pending{Party: p.name, Workspace: workspace, Channels: []ChannelPending{},
+		out = Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
 			WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
 		seats, err := t.seats(p.id)
 		if err != nil {
@@ -418,7 +423,7 @@ func (r *ReadOnly) Version(ctx context.Context) (int, error) {
 // name its first call would give it (see DB.NameFor).
 func (r *ReadOnly) NameFor(ctx context.Context, id Identity) (name string, known bool, err error) {
 	err = r.view(ctx, func(t *tx) error {
-		p, err := t.existingParty(id.Workspace)
+		p, err := t.existingParty(id)
 		if errors.Is(err, ErrUnknownParty) {
 			name, err = t.freeName(id.Name)
 			return err
@@ -429,10 +434,14 @@ func (r *ReadOnly) NameFor(ctx context.Context, id Identity) (name string, known
 	return name, known, err
 }
 
-// existingParty finds the party rooted at workspace without creating it.
-func (t *tx) existingParty(workspace string) (party, error) {
+// existingParty finds the caller's party without creating it.
+func (t *tx) existingParty(id Identity) (party, error) {
 	p := party{}
-	err := t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, workspace).Scan(&p.id, &p.name)
+	key, by := id.Workspace, "workspace_path"
+	if id.Team {
+		key, by = id.Name, "name"
+	}
+	err := t.row(`SELECT id, name FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, ErrUnknownParty
 	}

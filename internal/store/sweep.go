@@ -26,6 +26,10 @@ type readSweep struct {
 
 // fingerprint names the committed state of the store: the database
 // file's Fingerprint, or a team store's change counter (one query).
+// State names the store's committed state: it changes with every commit
+// that wrote. ok is false when it cannot tell (see Fingerprint).
+func (d *DB) State() (string, bool) { return d.fingerprint() }
+
 func (d *DB) fingerprint() (string, bool) {
 	if d.pg != nil {
 		return d.pg.fingerprint(d.sql)

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
 
 // Arrival is a message as `mcpp-chat watch` reports it.
 type Arrival struct {
@@ -24,6 +28,28 @@ func (r *ReadOnly) Arrivals(ctx context.Context, workspace string, after int64) 
 	var out []Arrival
 	var newest int64
 	err := r.view(ctx, func(t *tx) error {
+		var err error
+		out, newest, err = t.arrivals(workspace, after)
+		return err
+	})
+	return out, newest, err
+}
+
+// ArrivalsFor is Arrivals for any caller: a team party is found by its
+// name. A zero Identity means every message.
+func (r *ReadOnly) ArrivalsFor(ctx context.Context, id Identity, after int64) ([]Arrival, int64, error) {
+	var out []Arrival
+	var newest int64
+	err := r.view(ctx, func(t *tx) error {
+		workspace := id.Workspace
+		if id.Team {
+			err := t.row(`SELECT workspace_path FROM parties WHERE name = ?`, id.Name).Scan(&workspace)
+			if errors.Is(err, sql.ErrNoRows) {
+				workspace = TeamWorkspace(id.Name) // no party yet: nothing waits on it
+			} else if err != nil {
+				return err
+			}
+		}
 		var err error
 		out, newest, err = t.arrivals(workspace, after)
 		return err

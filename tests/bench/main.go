@@ -31,7 +31,7 @@ func main() {
 	var only string
 	flag.StringVar(&o.root, "root", ".", "the checkout to build")
 	flag.IntVar(&o.samples, "n", 1000, "measured calls per tool and database size")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss,postgres); default all")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss,postgres,hub); default all")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch folder (its path is printed)")
 	flag.StringVar(&o.seedOnly, "seed", "", "only write the seeded template databases into this folder, then exit")
 	tools := flag.String("tool", "", "comma-separated tools for the tools section (e.g. chat_say); default all")
@@ -107,6 +107,7 @@ func runAll(o options) error {
 		{"write", benchWrite},
 		{"rss", benchRSS},
 		{"postgres", benchPostgres},
+		{"hub", benchHub},
 	}
 	for _, s := range steps {
 		if !o.want(s.name) {

@@ -21,6 +21,18 @@ func (s samples) pct(p float64) time.Duration {
 	return sorted[max(0, min(rank, len(sorted)-1))]
 }
 
+// mean is the arithmetic mean.
+func (s samples) mean() time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return sum / time.Duration(len(s))
+}
+
 // figure is one row of the table.
 type figure struct {
 	what    string
@@ -55,6 +67,8 @@ func (r *report) add(f figure) {
 func ms(d time.Duration) string {
 	v := float64(d) / float64(time.Millisecond)
 	switch {
+	case v < 0:
+		return "−" + ms(-d)
 	case v < 10:
 		return fmt.Sprintf("%.2f ms", v)
 	case v < 100:

@@ -143,8 +143,11 @@ func (s *server) rss() (int, error) {
 }
 
 // cpu reads the process's user plus system CPU time so far.
-func (s *server) cpu() (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+func (s *server) cpu() (time.Duration, error) { return cpuOf(s.cmd.Process.Pid) }
+
+// cpuOf reads a process's user plus system CPU time so far.
+func cpuOf(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}

@@ -21,6 +21,7 @@ type world struct {
 	hookBin string // "" when the checkout has no hook command yet
 	home    string
 	runs    int
+	hubs    int
 }
 
 func newWorld(dir string) (*world, error) {

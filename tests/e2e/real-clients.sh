@@ -2,7 +2,10 @@
 # End-to-end check with MCP clients nobody here wrote: the Claude Code CLI
 # registers bin/mcpp-chat serve (with the command `mcpp-chat setup claude`
 # prints) and `claude mcp list` performs the real handshake; the official
-# TypeScript SDK client lists the tools and calls chat_whoami.
+# TypeScript SDK client lists the tools and calls chat_whoami. Then the same
+# against a team hub (`mcpp-chat hub serve` on loopback) over streamable
+# HTTP: Claude Code registers it with the token in a header and connects,
+# and the SDK's HTTP client lists the tools and calls chat_whoami and chat_say.
 # Needs bin/mcpp-chat (make build), node and npm. Skips, saying so, only when
 # npm cannot reach its registry. Touches nothing outside a temporary folder.
 set -euo pipefail
@@ -69,4 +72,37 @@ cp tests/e2e/ts-client.mjs "$work/npm/"
 # The tools module.yaml declares: the server must offer exactly these.
 declared=$(python3 -c 'import yaml; print(",".join(t["name"] for t in yaml.safe_load(open("module.yaml"))["tools"]))')
 (cd "$work/npm" && node ts-client.mjs "$bin" "$start" e2e-repo "$declared")
-echo "real-clients: 3 passed, 0 failed"
+
+# The team hub: its own store and module folder, a token for mesh-gw, a
+# free loopback port.
+hubdir=$work/hub
+mkdir -p "$hubdir" "$work/repos/hubbed"
+token=$(MCPP_CHAT_HOME=$hubdir/module "$bin" hub token issue --store "sqlite:$hubdir/hub.db" --party mesh-gw --label real-clients | head -n 1)
+# Started directly, not through a function: $! is then the hub itself.
+MCPP_CHAT_HOME=$hubdir/module "$bin" hub serve --store "sqlite:$hubdir/hub.db" --listen 127.0.0.1:0 >"$hubdir/out" 2>"$hubdir/log" &
+hubpid=$!
+trap 'kill "$hubpid" 2>/dev/null || true; wait "$hubpid" 2>/dev/null || true; rm -rf "$work"' EXIT
+huburl=
+for _ in $(seq 100); do
+  huburl=$(sed -n 's/^mcpp-chat hub: serving .* on \(http:[^ ]*\)$/\1/p' "$hubdir/out")
+  [ -n "$huburl" ] && break
+  sleep 0.1
+done
+[ -n "$huburl" ] || { echo "real-clients: FAIL: the hub printed no address; its log:" >&2; cat "$hubdir/log" >&2; exit 1; }
+echo "real-clients: a team hub serves $huburl"
+
+(cd "$work/repos/hubbed" && claude mcp add --transport http team "$huburl" --header "Authorization: Bearer $token" >/dev/null)
+list=$(cd "$work/repos/hubbed" && claude mcp list 2>&1) || true
+echo "real-clients: claude mcp list (with the hub registered over HTTP) printed:"
+printf '%s\n' "$list" | sed 's/^/  | /'
+grep -q '^team: .*✔ Connected' <<<"$list" || {
+  echo "real-clients: FAIL: the hub registered over HTTP is not ✔ Connected; the hub's log:" >&2
+  sed 's/^/  | /' "$hubdir/log" >&2
+  exit 1
+}
+
+cp tests/e2e/ts-http-client.mjs "$work/npm/"
+(cd "$work/npm" && node ts-http-client.mjs "$huburl" "$token" mesh-gw "$declared")
+kill "$hubpid"
+wait "$hubpid" 2>/dev/null || true
+echo "real-clients: 5 passed, 0 failed"

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/hook"
+	"github.com/mcpp/mcpp-chat/internal/text"
+)
+
+// doctorHub checks a member machine's line to its hub: the saved settings,
+// whether the hub answers, what the token is, whether this folder's party
+// is one of its parties, and the hook's cache. It only reads; the hub is
+// asked nothing that writes.
+func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
+	ok := true
+	if info, err := os.Stat(in.paths.Hub); err == nil {
+		note := ""
+		if info.Mode().Perm()&0o077 != 0 {
+			note = fmt.Sprintf(" — warning: mode %o lets others read the token; chmod 600 %s", info.Mode().Perm(), in.paths.Hub)
+			ok = false
+		}
+		fmt.Fprintf(stdout, "hub file:    %s%s\n", in.paths.Hub, note)
+	}
+	c, err := in.hubClient()
+	if err != nil {
+		fmt.Fprintf(stdout, "token:       none — %v\n", err)
+		return false
+	}
+	look, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Health(look); err != nil {
+		fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
+		fmt.Fprintf(stdout, "party:       %s (as it would act)\n", text.Clean(in.party.Name))
+		return false
+	}
+	fmt.Fprintf(stdout, "reachable:   yes\n")
+	c.Party = ""
+	info, err := c.TokenInfo(look)
+	if err != nil {
+		fmt.Fprintf(stdout, "token:       refused — %v\n", err)
+		return false
+	}
+	left := time.Until(info.Expires)
+	when := fmt.Sprintf("expires %s (in %s)", info.Expires.Format(time.DateOnly), days(left))
+	if left < 7*24*time.Hour {
+		when += " — warning: ask the hub's admin for a new one soon"
+		ok = false
+	}
+	fmt.Fprintf(stdout, "token:       %s (%s) for %s; %s\n", info.ID, text.Clean(info.Label), strings.Join(info.Parties, ", "), when)
+	if !slices.Contains(info.Parties, in.party.Name) {
+		fmt.Fprintf(stdout, "party:       %s — warning: not one of the token's parties, so the hub refuses sessions here; run them in %s's repository, or ask for a token for %s\n",
+			text.Clean(in.party.Name), strings.Join(info.Parties, " or "), text.Clean(in.party.Name))
+		return false
+	}
+	fmt.Fprintf(stdout, "party:       %s\n", text.Clean(in.party.Name))
+	if cache, fresh := hook.ReadHubCache(hook.HubCachePath(in.paths, in.party.Name), time.Now()); fresh {
+		fmt.Fprintf(stdout, "hook cache:  fresh (a serve heard from the hub %s ago)\n", time.Since(cache.CheckedAt).Round(time.Second))
+	} else {
+		fmt.Fprintf(stdout, "hook cache:  none fresh — no serve of %s runs here now; the hook asks the hub itself (within %v)\n", text.Clean(in.party.Name), hubHookBudget)
+	}
+	return ok
+}
+
+// days is a long duration in days, a short one as it is.
+func days(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
+	return d.Round(time.Minute).String()
+}

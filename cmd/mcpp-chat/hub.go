@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/hub"
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/listen"
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
+	"github.com/mcpp/mcpp-chat/tools"
+)
+
+const hubUsage = `Usage:
+  mcpp-chat hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE]
+  mcpp-chat hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL]
+  mcpp-chat hub token list
+  mcpp-chat hub token revoke ID|LABEL
+
+Every hub command takes the store from --store or MCPP_CHAT_STORE:
+postgres://USER@HOST/DB for a team, or sqlite:PATH for a small one.
+See docs/team.md.
+`
+
+// hubCmd is the team hub: serving it, and its tokens.
+func hubCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) > 0 && args[0] == "serve":
+		return hubServe(ctx, args[1:], getenv, stdout, stderr)
+	case len(args) > 1 && args[0] == "token":
+		return hubToken(ctx, args[1], args[2:], getenv, stdout, stderr)
+	case len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help"):
+		fmt.Fprint(stdout, hubUsage)
+		return exitOK
+	}
+	fmt.Fprint(stderr, hubUsage)
+	return exitUsage
+}
+
+// hubStore is the store a hub command names: --store, else
+// MCPP_CHAT_STORE. A hub never guesses it from the install.
+func hubStore(flag string, getenv func(string) string) (string, error) {
+	url := flag
+	if url == "" {
+		url = getenv("MCPP_CHAT_STORE")
+	}
+	switch {
+	case url == "":
+		return "", errors.New("give the hub's store: --store postgres://USER@HOST/DB (or sqlite:PATH), or set MCPP_CHAT_STORE")
+	case config.IsPostgres(url):
+		return url, nil
+	case strings.HasPrefix(url, "sqlite:") && len(url) > len("sqlite:"):
+		path, err := filepath.Abs(strings.TrimPrefix(url, "sqlite:"))
+		if err != nil {
+			return "", fmt.Errorf("the store %q: %w", url, err)
+		}
+		return "sqlite:" + path, nil
+	}
+	return "", fmt.Errorf("the store %q is neither postgres://… nor sqlite:PATH — give one of those", url)
+}
+
+// openHubStore opens the store for writing.
+func openHubStore(ctx context.Context, url string, o store.Options) (*store.DB, error) {
+	if config.IsPostgres(url) {
+		return store.OpenPostgres(ctx, url, o)
+	}
+	return store.OpenWith(ctx, strings.TrimPrefix(url, "sqlite:"), o)
+}
+
+const hubServeSynopsis = `hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--insecure-plain-http]
+
+Serves the team hub: MCP over streamable HTTP at /mcp (stateless: any
+replica answers any request), /healthz, and the member endpoints under /v1/.
+Every request needs a token (mcpp-chat hub token issue). Plain HTTP is
+served on a loopback address only (for tests, or a TLS proxy in front):
+elsewhere give --tls-cert and --tls-key.`
+
+// hubListen is the hub's default address: loopback, behind a proxy.
+const hubListen = "127.0.0.1:8765"
+
+func hubServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flags("hub serve", hubServeSynopsis, stderr)
+	storeURL := fs.String("store", "", "the team store: postgres://… or sqlite:PATH (default: $MCPP_CHAT_STORE)")
+	addr := fs.String("listen", hubListen, "serve on `ADDRESS` (host:port; port 0 picks a free one)")
+	cert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM)")
+	key := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
+	plain := fs.Bool("insecure-plain-http", false, "allow plain HTTP on a non-loopback address (tokens cross the network in the clear)")
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "mcpp-chat hub serve: %v\n", err)
+		return exitError
+	}
+	url, err := hubStore(*storeURL, getenv)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkHubListen(*addr, *cert, *key, *plain); err != nil {
+		return fail(err)
+	}
+	in, err := locate(getenv, "")
+	if err != nil {
+		return fail(err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, closeAll, err := newHubServer(ctx, url, in, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeAll()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(fmt.Errorf("listen on %s: %w — choose another --listen address", *addr, err))
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(stdout, "mcpp-chat hub: serving %s on %s://%s/mcp\n", store.RedactURL(url), scheme, ln.Addr())
+	httpSrv := &http.Server{Handler: srv.Handler(ctx), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		<-ctx.Done()
+		// Waits answer at once when ctx ends; calls in flight get a moment.
+		shut, cancel := context.WithTimeout(context.Background(), stopGrace/2)
+		defer cancel()
+		httpSrv.Shutdown(shut)
+	}()
+	if *cert != "" {
+		err = httpSrv.ServeTLS(ln, *cert, *key)
+	} else {
+		err = httpSrv.Serve(ln)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(err)
+	}
+	return exitOK
+}
+
+// checkHubListen refuses to send tokens in the clear over a network.
+func checkHubListen(addr, cert, key string, plain bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q is not host:port — e.g. --listen %s", addr, hubListen)
+	}
+	if (cert == "") != (key == "") {
+		return errors.New("give both --tls-cert and --tls-key, or neither")
+	}
+	if cert != "" || plain || loopback(host) {
+		return nil
+	}
+	return fmt.Errorf("--listen %s is not a loopback address, and plain HTTP would carry every token in the clear — give --tls-cert and --tls-key, listen on 127.0.0.1 behind a TLS proxy, or pass --insecure-plain-http on a network you trust", addr)
+}
+
+// newHubServer opens the store and everything the hub serves from it.
+func newHubServer(ctx context.Context, url string, in install, log *slog.Logger) (*hub.Server, func(), error) {
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := openHubStore(ctx, url, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []func() error
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, db.Close)
+	var read *store.ReadOnly
+	var changes interface {
+		Next() <-chan struct{}
+		Close() error
+	}
+	if config.IsPostgres(url) {
+		read, err = store.OpenReadOnlyPostgres(ctx, url)
+		changes = listen.New(url)
+	} else {
+		path := db.Path()
+		tick := ""
+		if in.cfg.Chat.TickFile != "" {
+			tick = filepath.Join(filepath.Dir(path), in.cfg.Chat.TickFile)
+			db.OnCommit = tickWriter(tick)
+		}
+		if read, err = store.OpenReadOnly(ctx, path); err == nil {
+			changes, err = wake.Watch(path, tick)
+		}
+	}
+	if read != nil {
+		closers = append(closers, read.Close)
+	}
+	if changes != nil {
+		closers = append(closers, changes.Close)
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	tokens, err := db.Tokens(ctx)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, tokens.Close)
+	return &hub.Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: in.cfg, Env: in.env,
+		Changes: changes, Log: log, Version: version}, closeAll, nil
+}
+
+const hubTokenSynopsis = `hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL] [--store URL]
+
+Makes a token for the named parties and prints it on a line of its own,
+then the command a member machine runs. The token is shown only now: the
+store keeps only its hash.`
+
+func hubToken(ctx context.Context, sub string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flags("hub token "+sub, hubTokenSynopsis, stderr)
+	storeURL := fs.String("store", "", "the team store: postgres://… or sqlite:PATH (default: $MCPP_CHAT_STORE)")
+	var parties multiFlag
+	label, ttl, hubURL := new(string), new(string), new(string)
+	if sub == "issue" {
+		fs.Var(&parties, "party", "a party the token acts for (repeat for several)")
+		label = fs.String("label", "", "who or what holds it, e.g. alice-laptop or ci")
+		ttl = fs.String("ttl", "90d", "how long it is valid: 90d, 12h, 30m")
+		hubURL = fs.String("url", getenv("MCPP_CHAT_HUB_URL"), "the hub's public address, for the connect line (default: $MCPP_CHAT_HUB_URL)")
+	}
+	var named []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		named, args = args[:1], args[1:] // revoke's token first, as the usage writes it
+	}
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	named = append(named, fs.Args()...)
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "mcpp-chat hub token %s: %v\n", sub, err)
+		return code
+	}
+	var lifetime time.Duration
+	switch sub {
+	case "issue":
+		var err error
+		if lifetime, err = parseTTL(*ttl); err != nil {
+			return fail(exitUsage, err)
+		}
+		if err := checkTokenParties(parties); err != nil {
+			return fail(exitUsage, err)
+		}
+		if strings.TrimSpace(*label) == "" {
+			return fail(exitUsage, errors.New("give --label: who or what holds the token (alice-laptop, ci), so that you can list and revoke it"))
+		}
+	case "list":
+	case "revoke":
+		if len(named) != 1 {
+			return fail(exitUsage, errors.New("name the token to revoke: its id or label (mcpp-chat hub token list)"))
+		}
+	default:
+		fmt.Fprint(stderr, hubUsage)
+		return exitUsage
+	}
+	url, err := hubStore(*storeURL, getenv)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	in, err := locate(getenv, "")
+	if err != nil {
+		return fail(exitError, err)
+	}
+	db, err := openHubStore(ctx, url, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	if err != nil {
+		return fail(exitError, err)
+	}
+	defer db.Close()
+	tokens, err := db.Tokens(ctx)
+	if err != nil {
+		return fail(exitError, err)
+	}
+	defer tokens.Close()
+	switch sub {
+	case "issue":
+		secret, tok, err := tokens.Issue(ctx, parties, strings.TrimSpace(*label), lifetime)
+		if err != nil {
+			return fail(exitError, err)
+		}
+		where := *hubURL
+		if where == "" {
+			where = "https://YOUR-HUB"
+		}
+		fmt.Fprintln(stdout, secret)
+		fmt.Fprintf(stdout, "# token %s for %s (%s), valid until %s — shown only now; on the member machine run:\n",
+			tok.ID, strings.Join(tok.Parties, ", "), tok.Label, tok.Expires.Format(time.DateOnly))
+		fmt.Fprintf(stdout, "mcpp-chat connect %s --token %s\n", where, secret)
+	case "list":
+		list, err := tokens.List(ctx)
+		if err != nil {
+			return fail(exitError, err)
+		}
+		printTokens(stdout, list, time.Now())
+	case "revoke":
+		tok, err := tokens.Revoke(ctx, named[0])
+		if err != nil {
+			return fail(exitError, err)
+		}
+		fmt.Fprintf(stdout, "revoked token %s (%s, for %s): every hub refuses it from now on\n", tok.ID, tok.Label, strings.Join(tok.Parties, ", "))
+	}
+	return exitOK
+}
+
+func printTokens(w io.Writer, list []store.Token, now time.Time) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no tokens yet — make one with mcpp-chat hub token issue --party NAME --label TEXT")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLABEL\tPARTIES\tEXPIRES\tSTATE")
+	for _, t := range list {
+		state := "active"
+		switch {
+		case !t.Revoked.IsZero():
+			state = "revoked " + t.Revoked.Format(time.DateOnly)
+		case !now.Before(t.Expires):
+			state = "expired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, tools.OneLine(t.Label, 40), strings.Join(t.Parties, ","), t.Expires.Format(time.DateOnly), state)
+	}
+	tw.Flush()
+}
+
+// parseTTL reads a lifetime: Go's durations, plus days (90d) and weeks (2w).
+func parseTTL(s string) (time.Duration, error) {
+	bad := fmt.Errorf("--ttl %q is not a lifetime — write e.g. 90d, 2w, 12h or 30m", s)
+	s = strings.TrimSpace(s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v <= 0 {
+				return 0, bad
+			}
+			return time.Duration(v) * unit, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// checkTokenParties refuses names no session could have.
+func checkTokenParties(parties []string) error {
+	if len(parties) == 0 {
+		return errors.New("give --party NAME: the party the token acts for (a repository's party name, e.g. node-dash)")
+	}
+	for _, p := range parties {
+		if p != config.PartyName(p) || p == "unnamed" {
+			return fmt.Errorf("--party %q is not a party name — use the name its sessions have: lowercase letters, digits and . _ ~ -, e.g. %s", p, config.PartyName(p))
+		}
+	}
+	return nil
+}
+
+// multiFlag is a flag given any number of times.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, strings.TrimSpace(v)); return nil }

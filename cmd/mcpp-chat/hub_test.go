@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHubListenRules(t *testing.T) {
+	for _, c := range []struct {
+		addr, cert, key string
+		plain           bool
+		ok              bool
+	}{
+		{"127.0.0.1:8765", "", "", false, true},
+		{"[::1]:0", "", "", false, true},
+		{"localhost:80", "", "", false, true},
+		{"0.0.0.0:8765", "", "", false, false},
+		{":8765", "", "", false, false},
+		{"10.0.0.5:8765", "", "", false, false},
+		{"0.0.0.0:8765", "c.pem", "k.pem", false, true},
+		{"0.0.0.0:8765", "c.pem", "", false, false},
+		{"0.0.0.0:8765", "", "", true, true},
+		{"nonsense", "", "", false, false},
+	} {
+		err := checkHubListen(c.addr, c.cert, c.key, c.plain)
+		if (err == nil) != c.ok {
+			t.Errorf("checkHubListen(%q, cert %q, key %q, plain %v) = %v", c.addr, c.cert, c.key, c.plain, err)
+		}
+	}
+}
+
+func TestParseTTL(t *testing.T) {
+	for in, want := range map[string]time.Duration{"90d": 90 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "12h": 12 * time.Hour, "30m": 30 * time.Minute} {
+		if got, err := parseTTL(in); err != nil || got != want {
+			t.Errorf("parseTTL(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "0d", "-1h", "d", "soon", "1y"} {
+		if _, err := parseTTL(bad); err == nil {
+			t.Errorf("parseTTL(%q) accepted", bad)
+		}
+	}
+}
+
+// cli runs the command line in-process with env.
+func cli(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+var tokenLine = regexp.MustCompile(`^mcc_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$`)
+
+// The token commands: bad input refused with nothing written; a token
+// printed once, on its own line, with the connect line; never listed.
+func TestHubTokenCommands(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "hub.db")
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + db}
+	for _, args := range [][]string{
+		{"hub", "token", "issue", "--label", "x"},
+		{"hub", "token", "issue", "--party", "Node Dash", "--label", "x"},
+		{"hub", "token", "issue", "--party", "node-dash"},
+		{"hub", "token", "issue", "--party", "node-dash", "--label", "x", "--ttl", "forever"},
+	} {
+		if code, _, errs := cli(t, env, args...); code != exitUsage || !strings.Contains(errs, "mcpp-chat hub token issue: ") {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("refused commands made the store")
+	}
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "mesh-gw", "--label", "alice-laptop", "--ttl", "2w", "--url", "https://chat.example")
+	if code != exitOK {
+		t.Fatalf("issue: %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !tokenLine.MatchString(lines[0]) || lines[2] != "mcpp-chat connect https://chat.example --token "+lines[0] {
+		t.Fatalf("issue printed:\n%s", out)
+	}
+	secret := strings.SplitN(lines[0], "_", 3)[2]
+	code, out, _ = cli(t, env, "hub", "token", "list")
+	if code != exitOK || !strings.Contains(out, "alice-laptop") || !strings.Contains(out, "node-dash,mesh-gw") || !strings.Contains(out, "active") || strings.Contains(out, secret) {
+		t.Fatalf("list:\n%s", out)
+	}
+	if code, out, errs = cli(t, env, "hub", "token", "revoke", "alice-laptop"); code != exitOK || !strings.Contains(out, "revoked token") {
+		t.Fatalf("revoke: %d %s %s", code, out, errs)
+	}
+	if _, out, _ = cli(t, env, "hub", "token", "list"); !strings.Contains(out, "revoked") {
+		t.Fatalf("list after revoke:\n%s", out)
+	}
+	if code, _, errs = cli(t, env, "hub", "token", "revoke", "nobody"); code != exitError || !strings.Contains(errs, "hub token list") {
+		t.Fatalf("revoking an unknown token: %d %s", code, errs)
+	}
+}
+
+// startHubCLI runs `hub serve` in-process on a free loopback port and
+// returns its base URL; it stops with the test.
+func startHubCLI(t *testing.T, env map[string]string, extra ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb bytes.Buffer
+		done <- run(ctx, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, extra...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &errb)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("hub serve did not stop")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("hub serve printed no address: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`(https?://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("hub serve said %q", line)
+	}
+	return m[1]
+}
+
+// A laptop connects with a token: a wrong one saves nothing; a right one
+// is saved owner-only, after which call, doctor and info use the hub, and
+// the commands that need the store itself say where to run them.
+func TestConnectMakesAMember(t *testing.T) {
+	hubHome := t.TempDir()
+	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
+	url := startHubCLI(t, hubEnv)
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop")
+	token := strings.SplitN(out, "\n", 2)[0]
+
+	lap := t.TempDir()
+	repo := filepath.Join(lap, "node-dash")
+	os.MkdirAll(repo, 0o700)
+	env := map[string]string{"HOME": lap, "MCPP_CHAT_HOME": filepath.Join(lap, "home"), "MCPP_CHAT_WORKSPACE": repo}
+	hubFile := filepath.Join(lap, "home", "hub.json")
+
+	if code, _, errs := cli(t, env, "connect", url, "--token", token+"x"); code != exitError || !strings.Contains(errs, "refused this machine's token") || !strings.Contains(errs, "nothing was saved") {
+		t.Fatalf("a wrong token: %d %s", code, errs)
+	}
+	if strings.Contains(func() string { _, _, e := cli(t, env, "connect", url, "--token", token+"x"); return e }(), token) {
+		t.Fatal("the refusal shows the token")
+	}
+	if _, err := os.Stat(hubFile); err == nil {
+		t.Fatal("a refused connect saved the hub")
+	}
+	code, out, errs := cli(t, env, "connect", url, "--token", token)
+	if code != exitOK || !strings.Contains(out, "connected to the team hub "+url) || !strings.Contains(out, "You are node-dash") {
+		t.Fatalf("connect: %d\n%s%s", code, out, errs)
+	}
+	if info, err := os.Stat(hubFile); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("hub.json: %v %v", info, err)
+	}
+	if code, out, errs = cli(t, env, "call", "chat_channel_new", `{"name":"gw--dash"}`); code != exitOK || !strings.Contains(out, `"parties":["node-dash"]`) {
+		t.Fatalf("call through the hub: %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(lap, "home", "chat.db")); err == nil {
+		t.Fatal("a member made a local database")
+	}
+	code, out, _ = cli(t, env, "doctor")
+	for _, want := range []string{"(a team hub: this machine is a member)", "reachable:   yes", "for node-dash; expires", "party:       node-dash"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("doctor shows the token:\n%s", out)
+	}
+	for _, args := range [][]string{{"log"}, {"search", "x"}, {"parties", "list"}} {
+		if code, _, errs := cli(t, env, args...); code == exitOK || !strings.Contains(errs, "member of the team hub") {
+			t.Errorf("%v on a member: %d %s", args, code, errs)
+		}
+	}
+	// A folder whose party the token does not hold is refused by the hub,
+	// in a sentence: never a silent other party.
+	other := filepath.Join(lap, "mesh-gw")
+	os.MkdirAll(other, 0o700)
+	env["MCPP_CHAT_WORKSPACE"] = other
+	if code, out, _ = cli(t, env, "call", "chat_whoami"); code != exitError || !strings.Contains(out, `not bound to the party \"mesh-gw\"`) {
+		t.Fatalf("another folder's party: %d %s", code, out)
+	}
+}
+
+// With a certificate the hub serves TLS, and nothing in plain HTTP.
+func TestHubServesTLS(t *testing.T) {
+	home := t.TempDir()
+	certPEM, keyPEM := selfSigned(t)
+	cert, key := filepath.Join(home, "cert.pem"), filepath.Join(home, "key.pem")
+	writeFile(t, cert, string(certPEM), 0o600)
+	writeFile(t, key, string(keyPEM), 0o600)
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(home, "hub.db")}
+	url := startHubCLI(t, env, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(url, "https://") {
+		t.Fatalf("hub serve with a certificate says %s", url)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get(url + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz over TLS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Get(strings.Replace(url, "https://", "http://", 1) + "/healthz"); err == nil && resp.StatusCode == http.StatusOK {
+		t.Fatal("the TLS hub answered plain HTTP")
+	}
+}
+
+// selfSigned is a certificate for 127.0.0.1, valid for an hour.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}

@@ -1,0 +1,61 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// On a member machine the hook answers from the cache a running serve
+// keeps, in the hook binary itself, and tells a thing once; a stale cache
+// with no hub to ask is silence.
+func TestMemberHookAnswersFromTheCache(t *testing.T) {
+	home := t.TempDir()
+	repo := filepath.Join(home, "node-dash")
+	os.MkdirAll(repo, 0o700)
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": filepath.Join(home, "module"),
+		"MCPP_CHAT_STORE": "http://127.0.0.1:1", "MCPP_CHAT_TOKEN": "mcc_x_y", "XDG_STATE_HOME": filepath.Join(home, "state")}
+	paths, _, err := config.Resolve(func(k string) string { return env[k] }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := store.Pending{Party: "node-dash", Channels: []store.ChannelPending{{Channel: "gw--dash", Parties: []string{"mesh-gw", "node-dash"}, Unread: 1, NewestTalk: 3,
+		Newest: []store.Message{{Channel: "gw--dash", Seq: 3, Kind: "ask", From: "mesh-gw", Slug: "chunk-api", Title: "Chunk size?", Body: "Which chunk size?"}}}},
+		WaitingOnMe: []store.WaitingOnMe{}, WaitingOnPeer: []store.WaitingOnPeer{}}
+	cache := HubCachePath(paths, "node-dash")
+	write := func(at time.Time) {
+		if err := WriteHubCache(cache, HubCache{Party: "node-dash", ETag: `"e1-node-dash"`, Pending: pending, CheckedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The hook binary's options: no way to ask the hub, and no
+	// mcpp-chat beside it to hand the event to.
+	prompt := func() string {
+		var out bytes.Buffer
+		payload := fmt.Sprintf(`{"session_id":"s1","hook_event_name":"UserPromptSubmit","cwd":%q,"prompt":"go on"}`, repo)
+		Command(context.Background(), []string{"--event", "UserPromptSubmit"}, "test", Options{
+			Env: func(k string) string { return env[k] }, Exe: filepath.Join(home, "bin", "mcpp-chat-hook"),
+			Stdin: strings.NewReader(payload), Stdout: &out, Stderr: &out})
+		return out.String()
+	}
+	write(time.Now())
+	if got := prompt(); !strings.Contains(got, "chunk-api") || !strings.Contains(got, "mesh-gw") || !strings.Contains(got, repo) {
+		t.Fatalf("from a fresh cache the hook said %q", got)
+	}
+	if got := prompt(); got != "" {
+		t.Fatalf("the same state told twice: %q", got)
+	}
+	write(time.Now().Add(-2 * HubCacheFresh))
+	os.RemoveAll(env["XDG_STATE_HOME"])
+	if got := prompt(); got != "" {
+		t.Fatalf("a stale cache and no hub: %q", got)
+	}
+}

@@ -597,3 +597,50 @@ func TestHubMemberServeAndHookCache(t *testing.T) {
 		[]string{"CLAUDE_PROJECT_DIR=" + dashDir}, "--event", "UserPromptSubmit"), "UserPromptSubmit")
 	contains(t, text, "chunk-api", "Is the chunk header enum closed?", "mesh-gw")
 }
+
+// On a member machine `watch --mine` follows the hub: a peer's ask posted
+// through the hub by another machine's party shows, the member's own
+// words and other channels' do not; and the tick file a running serve
+// keeps moves with the hub.
+func TestHubMemberWatchAndTick(t *testing.T) {
+	skipShort(t)
+	ht := newHubTeam(t)
+	a := ht.hub("A")
+	dashDir := ht.w.repo("node-dash")
+	m := member(ht.w, memberEnv(ht.w))
+	if out, err := m.command(dashDir, "connect", a.url, "--token", ht.issue("dash", "1h", "node-dash")); err != nil {
+		t.Fatalf("connect (%v):\n%s", err, out)
+	}
+	dash := hubMember(t, a.url, ht.issue("dash2", "1h", "node-dash"), "")
+	gw := hubMember(t, a.url, ht.issue("gw", "1h", "mesh-gw"), "")
+	side := hubMember(t, a.url, ht.issue("side", "1h", "side-car"), "")
+	mustHubCall(t, dash, "chat_whoami", nil, nil)
+	mustHubCall(t, side, "chat_whoami", nil, nil)
+	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--side", "parties": []string{"side-car"}}, nil)
+
+	session := m.serve(dashDir) // keeps the tick file
+	_ = session
+	tick := filepath.Join(filepath.Dir(hubFile(m)), ".tick")
+	watch, lines := startWatch(t, m, dashDir, "--mine")
+
+	mustHubCall(t, dash, "chat_say", map[string]any{"channel": "gw--dash", "text": "my own words"}, nil)
+	mustHubCall(t, side, "chat_say", map[string]any{"channel": "gw--side", "text": "elsewhere"}, nil)
+	mustHubCall(t, gw, "chat_ask", map[string]any{"channel": "gw--dash", "title": "Deploy window tonight?", "body": "22:00 UTC."}, nil)
+	l, ok := nextLine(lines, liveGenerous)
+	if !ok || !strings.Contains(l, " gw--dash ") || !strings.HasSuffix(l, "mesh-gw ask: Deploy window tonight?") {
+		t.Fatalf("watch --mine on a member printed %q, want mesh-gw's ask alone", l)
+	}
+	deadline := time.Now().Add(liveGenerous)
+	for {
+		data, _ := os.ReadFile(tick)
+		if strings.Contains(string(data), " * 0 hub") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve kept no tick file at %s: %q", tick, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopProcess(t, watch, syscall.SIGINT)
+}

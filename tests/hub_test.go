@@ -580,17 +580,7 @@ func TestHubMemberServeAndHookCache(t *testing.T) {
 	}
 
 	cache := filepath.Join(filepath.Dir(hubFile(m)), "hub-cache", "node-dash.json")
-	deadline := time.Now().Add(callTimeout)
-	for {
-		data, _ := os.ReadFile(cache)
-		if strings.Contains(string(data), "chunk-api") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve kept no cache holding the ask at %s: %q", cache, data)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitFileHolding(t, cache, "chunk-api", callTimeout, "serve kept no cache holding the ask")
 	// Without the hub, only the cache can answer.
 	a.kill()
 	text := contextOf(t, m.runHook(dashDir, hookPayload("s1", "UserPromptSubmit", dashDir, "prompt", "go on"),
@@ -631,16 +621,23 @@ func TestHubMemberWatchAndTick(t *testing.T) {
 	if !ok || !strings.Contains(l, " gw--dash ") || !strings.HasSuffix(l, "mesh-gw ask: Deploy window tonight?") {
 		t.Fatalf("watch --mine on a member printed %q, want mesh-gw's ask alone", l)
 	}
-	deadline := time.Now().Add(liveGenerous)
+	awaitFileHolding(t, tick, " * 0 hub", liveGenerous, "serve kept no tick file")
+	stopProcess(t, watch, syscall.SIGINT)
+}
+
+// awaitFileHolding waits until the file at path holds want, failing with
+// why after within.
+func awaitFileHolding(t *testing.T, path, want string, within time.Duration, why string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		data, _ := os.ReadFile(tick)
-		if strings.Contains(string(data), " * 0 hub") {
-			break
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), want) {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve kept no tick file at %s: %q", tick, data)
+			t.Fatalf("%s at %s: %q", why, path, data)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stopProcess(t, watch, syscall.SIGINT)
 }

@@ -500,3 +500,25 @@ func TestSummaryReadOncePerState(t *testing.T) {
 type never struct{}
 
 func (never) Next() <-chan struct{} { return nil }
+
+// A watcher's first answer from the hub wakes its waiters too: a change
+// between a waiter's look and that answer is not left for the next one.
+// After that it wakes at changes only.
+func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
+	h := startHub(t)
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	w := dash.Watch()
+	defer w.Close()
+	select {
+	case <-w.Next():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first answer woke nobody")
+	}
+	next := w.Next()
+	call(t, dash, "chat_whoami", `{}`) // a write: the party is made
+	select {
+	case <-next:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a change woke nobody")
+	}
+}

@@ -63,7 +63,7 @@ func (w *Watcher) Close() error {
 
 func (w *Watcher) run() {
 	defer close(w.done)
-	etag, backoff, started := "", time.Duration(0), false
+	etag, backoff := "", time.Duration(0)
 	for w.ctx.Err() == nil {
 		tag, err := w.c.Wait(w.ctx, etag, pollTimeout)
 		if err != nil {
@@ -89,12 +89,10 @@ func (w *Watcher) run() {
 		if w.OnPoll != nil {
 			w.OnPoll(tag, changed)
 		}
-		if !changed {
-			continue
-		}
-		if started {
+		if changed {
+			// The first answer too: a change between a waiter's look
+			// and this poll's start must not wait for the next one.
 			w.changed.Notify()
 		}
-		started = true
 	}
 }

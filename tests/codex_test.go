@@ -20,6 +20,8 @@ type codex struct {
 	bin string
 	// server is the [mcp_servers.chat] table of config.toml.
 	server string
+	// env is added to Codex's environment (a bearer token's variable).
+	env []string
 }
 
 // newCodex installs Codex for the world with our server in a table of
@@ -80,7 +82,7 @@ func (c *codex) run(t *testing.T, dir string, model *scripted.Server, prompt str
 	t.Helper()
 	c.configure(t, model.URL)
 	argv := append([]string{c.bin, "exec", "--skip-git-repo-check", "--json"}, extra...)
-	p := startCLI(t, dir, cliEnv(c.w, "SCRIPTED_MODEL_KEY=dummy"), nil, append(argv, prompt)...)
+	p := startCLI(t, dir, cliEnv(c.w, append([]string{"SCRIPTED_MODEL_KEY=dummy"}, c.env...)...), nil, append(argv, prompt)...)
 	err := p.wait(t)
 	all, _, _ := p.stdout.snapshot()
 	events := jsonLines(all)

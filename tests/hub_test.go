@@ -580,20 +580,64 @@ func TestHubMemberServeAndHookCache(t *testing.T) {
 	}
 
 	cache := filepath.Join(filepath.Dir(hubFile(m)), "hub-cache", "node-dash.json")
-	deadline := time.Now().Add(callTimeout)
-	for {
-		data, _ := os.ReadFile(cache)
-		if strings.Contains(string(data), "chunk-api") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve kept no cache holding the ask at %s: %q", cache, data)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitFileHolding(t, cache, "chunk-api", callTimeout, "serve kept no cache holding the ask")
 	// Without the hub, only the cache can answer.
 	a.kill()
 	text := contextOf(t, m.runHook(dashDir, hookPayload("s1", "UserPromptSubmit", dashDir, "prompt", "go on"),
 		[]string{"CLAUDE_PROJECT_DIR=" + dashDir}, "--event", "UserPromptSubmit"), "UserPromptSubmit")
 	contains(t, text, "chunk-api", "Is the chunk header enum closed?", "mesh-gw")
+}
+
+// On a member machine `watch --mine` follows the hub: a peer's ask posted
+// through the hub by another machine's party shows, the member's own
+// words and other channels' do not; and the tick file a running serve
+// keeps moves with the hub.
+func TestHubMemberWatchAndTick(t *testing.T) {
+	skipShort(t)
+	ht := newHubTeam(t)
+	a := ht.hub("A")
+	dashDir := ht.w.repo("node-dash")
+	m := member(ht.w, memberEnv(ht.w))
+	if out, err := m.command(dashDir, "connect", a.url, "--token", ht.issue("dash", "1h", "node-dash")); err != nil {
+		t.Fatalf("connect (%v):\n%s", err, out)
+	}
+	dash := hubMember(t, a.url, ht.issue("dash2", "1h", "node-dash"), "")
+	gw := hubMember(t, a.url, ht.issue("gw", "1h", "mesh-gw"), "")
+	side := hubMember(t, a.url, ht.issue("side", "1h", "side-car"), "")
+	mustHubCall(t, dash, "chat_whoami", nil, nil)
+	mustHubCall(t, side, "chat_whoami", nil, nil)
+	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--side", "parties": []string{"side-car"}}, nil)
+
+	session := m.serve(dashDir) // keeps the tick file
+	_ = session
+	tick := filepath.Join(filepath.Dir(hubFile(m)), ".tick")
+	watch, lines := startWatch(t, m, dashDir, "--mine")
+
+	mustHubCall(t, dash, "chat_say", map[string]any{"channel": "gw--dash", "text": "my own words"}, nil)
+	mustHubCall(t, side, "chat_say", map[string]any{"channel": "gw--side", "text": "elsewhere"}, nil)
+	mustHubCall(t, gw, "chat_ask", map[string]any{"channel": "gw--dash", "title": "Deploy window tonight?", "body": "22:00 UTC."}, nil)
+	l, ok := nextLine(lines, liveGenerous)
+	if !ok || !strings.Contains(l, " gw--dash ") || !strings.HasSuffix(l, "mesh-gw ask: Deploy window tonight?") {
+		t.Fatalf("watch --mine on a member printed %q, want mesh-gw's ask alone", l)
+	}
+	awaitFileHolding(t, tick, " * 0 hub", liveGenerous, "serve kept no tick file")
+	stopProcess(t, watch, syscall.SIGINT)
+}
+
+// awaitFileHolding waits until the file at path holds want, failing with
+// why after within.
+func awaitFileHolding(t *testing.T, path, want string, within time.Duration, why string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s at %s: %q", why, path, data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

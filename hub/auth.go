@@ -23,6 +23,7 @@ type ctxKey int
 const (
 	partyKey ctxKey = iota
 	tokenKey
+	requestKey // the HTTP request's own context, for endWithRequest
 )
 
 func partyOf(ctx context.Context) string {
@@ -71,6 +72,7 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), partyKey, party)
 		ctx = context.WithValue(ctx, tokenKey, tok)
+		ctx = context.WithValue(ctx, requestKey, r.Context())
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

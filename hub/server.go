@@ -104,9 +104,28 @@ func (s *Server) serverFor(party string) *partyServer {
 	}
 	svc := &tools.Service{DB: s.DB, Config: s.Config, Manifest: s.Manifest, Env: s.Env, Log: s.log(), Changes: s.Changes,
 		Me: store.Identity{Name: party, Workspace: store.TeamWorkspace(party), Team: true}}
-	ps := &partyServer{svc: svc, mcp: tools.NewMCPServer(svc, s.Version, s.sdkLog())}
+	srv := tools.NewMCPServer(svc, s.Version, s.sdkLog())
+	srv.AddReceivingMiddleware(endWithRequest)
+	ps := &partyServer{svc: svc, mcp: srv}
 	s.parties[party] = ps
 	return ps
+}
+
+// endWithRequest ends a call when its HTTP request ends (the client went
+// away): the SDK ends a stateless request's call only with the protocol
+// versions that say so, and a chat_wait nobody reads would otherwise
+// hold the hub for its seconds.
+func endWithRequest(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		httpCtx, ok := ctx.Value(requestKey).(context.Context)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(httpCtx, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // healthz says whether the hub can reach its store, within a second.

@@ -522,3 +522,44 @@ func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
 		t.Fatal("a change woke nobody")
 	}
 }
+
+// A member's chat_wait ends at once when its client closes its end, as
+// on a single host: the wait on the hub is asked again for one second.
+func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
+	h := startHub(t)
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := make(chan struct{})
+	svc := &tools.Service{Config: config.Defaults(), Manifest: manifest, Remote: dash.Call, StopWaiting: left,
+		Me: store.Identity{Name: "node-dash", Team: true}}
+	done := make(chan error, 1)
+	var res tools.Result
+	go func() {
+		var err error
+		res, err = svc.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":20}`))
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the wait is on the hub by now, or about to be
+	close(left)
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(string(res.JSON), `"arrived"`) {
+			t.Fatalf("the wait answered %s, %v", res.JSON, err)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("the wait went on after the client left")
+	}
+	// The wait the member gave up on ended on the hub too: closing the
+	// server waits for every request still running.
+	closed := make(chan struct{})
+	go func() { h.srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(8 * time.Second):
+		t.Fatal("the hub still runs a chat_wait whose client went away")
+	}
+}

@@ -176,6 +176,9 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 		return Result{}, err
 	}
 	if s.Remote != nil {
+		if name == "chat_wait" && s.StopWaiting != nil {
+			return s.remoteWait(ctx, args)
+		}
 		return s.Remote(ctx, name, args, progressFrom(ctx))
 	}
 	res, err := h.run(ctx, s, args)
@@ -275,6 +278,42 @@ func (s *Service) nextChange() <-chan struct{} {
 		return nil // never closes
 	}
 	return s.Changes.Next()
+}
+
+// remoteWait is a member's chat_wait: when the client closes its end
+// (StopWaiting) the wait on the hub is ended and asked again for one
+// second, so that the answer comes at once, as on a single host.
+func (s *Service) remoteWait(ctx context.Context, args json.RawMessage) (Result, error) {
+	waiting, stop := context.WithCancel(ctx)
+	defer stop()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-s.StopWaiting:
+			close(stopped)
+			stop()
+		case <-waiting.Done():
+		}
+	}()
+	res, err := s.Remote(waiting, "chat_wait", args, progressFrom(ctx))
+	if err == nil {
+		return res, nil
+	}
+	select {
+	case <-stopped:
+		if ctx.Err() == nil {
+			var a map[string]any
+			json.Unmarshal(args, &a) // checked against the schema already
+			if a == nil {
+				a = map[string]any{}
+			}
+			a["seconds"] = 1
+			again, _ := json.Marshal(a)
+			return s.Remote(ctx, "chat_wait", again, nil)
+		}
+	default:
+	}
+	return res, err
 }
 
 // Close closes the service's store; a member's front has none.

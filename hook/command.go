@@ -104,8 +104,7 @@ func freshHubCache(o Options, paths config.Paths, cfg config.Config, payload []b
 	if err != nil {
 		return HubCache{}, false
 	}
-	c, ok := ReadHubCache(HubCachePath(paths, party.Name), time.Now())
-	return c, ok && c.Party == party.Name
+	return o.cachedFor(paths, party.Name)
 }
 
 // delegate runs `mcpp-chat hook ARGS` beside the hook binary, with this

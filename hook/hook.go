@@ -165,14 +165,13 @@ func answer(ctx context.Context, o Options) string {
 	if config.IsHub(paths.Store) {
 		return o.answerFromHub(ctx, pl, event, paths, party)
 	}
-	switch event {
-	case SessionStart, UserPromptSubmit, Stop:
-	default:
+	dir := StateDir(o.Env)
+	if !tellsSession(event) {
 		p, err := readPending(ctx, o.opener(paths), party.Root)
 		if err != nil {
 			return ""
 		}
-		return Respond(event, p, Seen{}).Text
+		return answerWith(ctx, dir, pl, event, party, "", p)
 	}
 	// Taken before the read, so that a write landing during it moves the
 	// fingerprint and the next run reads again. A team store has no file
@@ -181,20 +180,14 @@ func answer(ctx context.Context, o Options) string {
 	if !config.IsPostgres(paths.Store) {
 		fp, _ = store.Fingerprint(paths.DB)
 	}
-	dir := StateDir(o.Env)
-	if fp != "" && pl.SessionID != "" {
-		if st, ok := PeekState(dir, pl.SessionID, party.Root); ok && st.quietAt(event) == fp {
-			return "" // nothing was written since this event last had nothing new to say
-		}
+	if fp != "" && fp == quietAt(dir, pl, party.Root, event) {
+		return "" // nothing was written since this event last had nothing new to say
 	}
 	p, err := readPending(ctx, o.opener(paths), party.Root)
 	if err != nil {
 		return ""
 	}
-	if event == SessionStart && dir != "" {
-		SweepState(dir)
-	}
-	return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+	return answerWith(ctx, dir, pl, event, party, fp, p)
 }
 
 // answerFromHub answers on a member machine: from the cache the running
@@ -203,26 +196,14 @@ func answer(ctx context.Context, o Options) string {
 // event last had nothing to say.
 func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, paths config.Paths, party config.Party) string {
 	dir := StateDir(o.Env)
-	var quiet string
-	if dir != "" && pl.SessionID != "" {
-		if st, ok := PeekState(dir, pl.SessionID, party.Root); ok {
-			quiet = st.quietAt(event)
-		}
-	}
+	quiet := quietAt(dir, pl, party.Root, event)
 	var p store.Pending
 	var fp string
-	c, ok := HubCache{}, false
-	if o.hubCache != nil {
-		c, ok = *o.hubCache, o.hubCache.Party == party.Name
-	} else {
-		c, ok = ReadHubCache(HubCachePath(paths, party.Name), time.Now())
-		ok = ok && c.Party == party.Name
-	}
-	if ok {
-		p, fp = c.Pending, c.ETag
-		if fp == quiet {
+	if c, ok := o.cachedFor(paths, party.Name); ok {
+		if c.ETag == quiet {
 			return ""
 		}
+		p, fp = c.Pending, c.ETag
 	} else {
 		if o.TeamHub == nil {
 			return ""
@@ -234,11 +215,47 @@ func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, pa
 		}
 	}
 	p.Workspace = party.Root // the hub knows the party, not its folder on this machine
-	switch event {
-	case SessionStart, UserPromptSubmit, Stop:
-		return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+	return answerWith(ctx, dir, pl, event, party, fp, p)
+}
+
+// cachedFor is party's fresh cache on a member machine: as Command read
+// it, else from its file.
+func (o Options) cachedFor(paths config.Paths, party string) (HubCache, bool) {
+	if o.hubCache != nil {
+		return *o.hubCache, o.hubCache.Party == party
 	}
-	return Respond(event, p, Seen{}).Text
+	c, ok := ReadHubCache(HubCachePath(paths, party), time.Now())
+	return c, ok && c.Party == party
+}
+
+// tellsSession reports the events whose answers a session's record keeps.
+func tellsSession(event string) bool {
+	return event == SessionStart || event == UserPromptSubmit || event == Stop
+}
+
+// quietAt is the state at which event last had nothing new to say to the
+// payload's session; "" when its record says none.
+func quietAt(dir string, pl Payload, root, event string) string {
+	if dir == "" || pl.SessionID == "" {
+		return ""
+	}
+	st, ok := PeekState(dir, pl.SessionID, root)
+	if !ok {
+		return ""
+	}
+	return st.quietAt(event)
+}
+
+// answerWith is what p, read at the state fp, tells event; the events a
+// session's record keeps are told once.
+func answerWith(ctx context.Context, dir string, pl Payload, event string, party config.Party, fp string, p store.Pending) string {
+	if !tellsSession(event) {
+		return Respond(event, p, Seen{}).Text
+	}
+	if event == SessionStart && dir != "" {
+		SweepState(dir)
+	}
+	return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
 }
 
 // tell answers event from what is pending, p, read at fingerprint fp, and

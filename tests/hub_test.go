@@ -483,17 +483,10 @@ func TestHubDownMemberFailsClearly(t *testing.T) {
 	skipShort(t)
 	ht := newHubTeam(t)
 	a := ht.hub("A")
-	tok := ht.issue("dash", "1h", "node-dash")
-	dashDir := ht.w.repo("node-dash")
-	m := member(ht.w, memberEnv(ht.w))
-	out, err := m.command(dashDir, "connect", a.url, "--token", tok)
-	if err != nil || !strings.Contains(out, "connected to the team hub "+a.url) {
-		t.Fatalf("connect (%v):\n%s", err, out)
-	}
+	m, dashDir, tok := ht.connectedDash(a)
 	if mode := fileMode(hubFile(m)); mode != 0o600 {
 		t.Errorf("hub.json has mode %04o, want 0600", mode)
 	}
-	ht.noSecrets("connect's output", out)
 	m.mustCall(dashDir, "chat_inbox", nil, nil)
 
 	a.kill()
@@ -553,12 +546,7 @@ func TestHubMemberServeAndHookCache(t *testing.T) {
 	skipShort(t)
 	ht := newHubTeam(t)
 	a := ht.hub("A")
-	dashDir := ht.w.repo("node-dash")
-	m := member(ht.w, memberEnv(ht.w))
-	out, err := m.command(dashDir, "connect", a.url, "--token", ht.issue("dash", "1h", "node-dash"))
-	if err != nil {
-		t.Fatalf("connect (%v):\n%s", err, out)
-	}
+	m, dashDir, _ := ht.connectedDash(a)
 	session := m.serve(dashDir)
 	gw := hubMember(t, a.url, ht.issue("gw", "1h", "mesh-gw"), "")
 	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
@@ -596,11 +584,7 @@ func TestHubMemberWatchAndTick(t *testing.T) {
 	skipShort(t)
 	ht := newHubTeam(t)
 	a := ht.hub("A")
-	dashDir := ht.w.repo("node-dash")
-	m := member(ht.w, memberEnv(ht.w))
-	if out, err := m.command(dashDir, "connect", a.url, "--token", ht.issue("dash", "1h", "node-dash")); err != nil {
-		t.Fatalf("connect (%v):\n%s", err, out)
-	}
+	m, dashDir, _ := ht.connectedDash(a)
 	dash := hubMember(t, a.url, ht.issue("dash2", "1h", "node-dash"), "")
 	gw := hubMember(t, a.url, ht.issue("gw", "1h", "mesh-gw"), "")
 	side := hubMember(t, a.url, ht.issue("side", "1h", "side-car"), "")

@@ -547,6 +547,21 @@ func member(w *world, env []string) *world {
 	return &m
 }
 
+// connectedDash is a member machine whose folder node-dash has connected
+// to hub h with a token for node-dash: the machine, the folder, the token.
+func (ht *hubTeam) connectedDash(h *hubProcess) (m *world, dashDir, token string) {
+	ht.t.Helper()
+	dashDir = ht.w.repo("node-dash")
+	m = member(ht.w, memberEnv(ht.w))
+	token = ht.issue("dash", "1h", "node-dash")
+	out, err := m.command(dashDir, "connect", h.url, "--token", token)
+	if err != nil || !strings.Contains(out, "connected to the team hub "+h.url) {
+		ht.t.Fatalf("connect (%v):\n%s", err, out)
+	}
+	ht.noSecrets("connect's output", out)
+	return m, dashDir, token
+}
+
 // hubFile is where a member machine's connect saves its hub in w.
 func hubFile(w *world) string {
 	for _, kv := range w.env {

@@ -47,6 +47,15 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 		key, by = id.Name, "name"
 	}
 	err := t.row(`SELECT id, name, last_seen FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name, &p.lastSeen)
+	if errors.Is(err, sql.ErrNoRows) && t.team != nil && !t.team.partyLocked {
+		// Two first calls of one party on a team store: the second
+		// finds the first's party once it has the lock.
+		if err := t.lockName(lockPartyNew, ""); err != nil {
+			return party{}, err
+		}
+		t.team.partyLocked = true
+		return t.me(id, writing)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return t.newParty(id)
 	}
@@ -54,6 +63,7 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 		return party{}, err
 	}
 	if writing || stale(p.lastSeen, t.now) {
+		t.clock(-p.id)
 		if _, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id); err != nil {
 			return party{}, err
 		}
@@ -69,6 +79,12 @@ func stale(lastSeen, now string) bool {
 }
 
 func (t *tx) newParty(id Identity) (party, error) {
+	if t.team != nil && !t.team.partyLocked {
+		if err := t.lockName(lockPartyNew, ""); err != nil {
+			return party{}, err
+		}
+		t.team.partyLocked = true
+	}
 	name, err := t.freeName(id.Name)
 	if err != nil {
 		return party{}, err

@@ -71,13 +71,16 @@ func (busyError) Is(target error) bool {
 	return ok
 }
 
-// busyFor is err, if it is a busyError, with the time this call waited.
+// busyFor is err, if it is a busyError, with the time this call waited:
+// its busy timeout, except for a pool, which is waited for longer.
 func busyFor(err error, waited time.Duration) error {
 	var b busyError
 	if !errors.As(err, &b) {
 		return busyError{waited: waited}
 	}
-	b.waited = waited
+	if b.cause != waitedPool {
+		b.waited = waited
+	}
 	return b
 }
 

@@ -266,7 +266,7 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	if wait < time.Millisecond {
 		return nil, false, ErrBusy
 	}
-	conn, err := p.conn(ctx, d.sql, deadline)
+	conn, err := p.conn(ctx, d.sql, d.busyTimeout)
 	if err != nil {
 		return nil, false, err
 	}
@@ -287,7 +287,7 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	if _, err := sqlTx.ExecContext(ctx, lock, pgWriteKey); err != nil {
 		return nil, false, p.describe(err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive)}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
 	if err := fn(t); err != nil {
 		return nil, false, d.wrap(err)
 	}
@@ -313,18 +313,34 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	return t.changed, false, nil
 }
 
-// conn waits for one of the pool's connections until the deadline: the
-// pool is bounded (Options.MaxConns), and a call that cannot have one in
-// its busy timeout is told so, as one that cannot have its lock is.
-func (p *postgres) conn(ctx context.Context, db *sql.DB, deadline time.Time) (*sql.Conn, error) {
-	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+// poolPatience is how many busy timeouts a call waits for one of the
+// pool's connections (Options.MaxConns). The pool is a queue of this
+// process's own calls, each of which either holds its channel's lock and
+// commits in milliseconds or waits for a channel that is moving (a
+// channel that stands still fails its waiters after one busy timeout), so
+// the queue moves as long as the store does; the bound is for a store
+// that answers nothing at all.
+const poolPatience = 6
+
+// conn waits for one of the pool's connections.
+func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, error) {
+	if s := db.Stats(); s.InUse < s.MaxOpenConnections {
+		// Not a queue for the pool: an idle connection, or a new one as
+		// long as the server takes to answer (once retries one it refused).
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return nil, p.describe(err)
+		}
+		return conn, nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, poolPatience*patience)
 	defer cancel()
 	conn, err := db.Conn(waitCtx)
 	switch {
 	case err == nil:
 		return conn, nil
 	case ctx.Err() == nil && waitCtx.Err() != nil:
-		return nil, busyError{cause: waitedPool}
+		return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
 	}
 	return nil, p.describe(err)
 }

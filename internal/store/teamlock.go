@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"time"
 )
 
 // How a team store's calls take turns. There is no store-wide write lock:
@@ -40,14 +41,17 @@ const (
 type teamTx struct {
 	// writing: this call writes, so the channels it finds are locked.
 	writing bool
+	// patience is the busy timeout: how long a call waits for a channel
+	// in which nothing commits.
+	patience time.Duration
 	// partyLocked: the call holds the lock under which parties are made.
 	partyLocked bool
 	locked      map[int64]bool
 	clocks      map[int64]bool
 }
 
-func newTeamTx(writing bool) *teamTx {
-	return &teamTx{writing: writing, locked: map[int64]bool{}, clocks: map[int64]bool{}}
+func newTeamTx(writing bool, patience time.Duration) *teamTx {
+	return &teamTx{writing: writing, patience: patience, locked: map[int64]bool{}, clocks: map[int64]bool{}}
 }
 
 // lockChannel takes channel id's write lock for the rest of a writing
@@ -58,12 +62,71 @@ func (t *tx) lockChannel(id int64) (fresh bool, err error) {
 	if t.team == nil || !t.team.writing || t.team.locked[id] {
 		return false, nil
 	}
-	if err := t.advisoryLock(lockChannel, int32(id)); err != nil {
-		return false, fmt.Errorf("wait for channel %d: %w", id, err)
+	if err := t.waitForChannel(id); err != nil {
+		return false, err
 	}
 	t.team.locked[id] = true
 	t.team.clocks[id] = true
 	return true, nil
+}
+
+// waitForChannel waits for channel id's lock while the channel makes
+// progress. The busy timeout is how long a call waits for a channel in
+// which nothing commits, not how long a queue may be: a burst of a few
+// hundred calls in one channel commits one after another, and the last
+// of them is as good as the first. So a period of waiting that ends
+// without the lock is followed by another as long as the channel's clock
+// moved during it; a channel that stood still for a whole busy timeout
+// fails the call with ErrBusy.
+func (t *tx) waitForChannel(id int64) error {
+	var got bool
+	if err := t.row(`SELECT pg_try_advisory_xact_lock(?, ?)`, lockChannel, int32(id)).Scan(&got); err != nil || got {
+		return err
+	}
+	last, err := t.channelClock(id)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(t.team.patience)
+	for {
+		wait := time.Until(deadline)
+		// A lock that times out aborts what it ran in: the savepoint keeps
+		// the transaction going for the next period.
+		if _, err := t.ExecContext(t.ctx, `SAVEPOINT channel_turn`); err != nil {
+			return err
+		}
+		if _, err := t.ExecContext(t.ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
+			return err
+		}
+		err = t.advisoryLock(lockChannel, int32(id))
+		if err == nil {
+			// The period's lock_timeout would outlive the savepoint: the
+			// rest of the call waits by the busy timeout again.
+			_, err = t.ExecContext(t.ctx, fmt.Sprintf("RELEASE SAVEPOINT channel_turn; SET LOCAL lock_timeout = %d", t.team.patience.Milliseconds()))
+			return err
+		}
+		if sqlState(err) != "55P03" {
+			return err
+		}
+		if _, err := t.ExecContext(t.ctx, `ROLLBACK TO SAVEPOINT channel_turn`); err != nil {
+			return err
+		}
+		now, err := t.channelClock(id)
+		if err != nil {
+			return err
+		}
+		if now == last {
+			return busyError{cause: waitedChannel}
+		}
+		last, deadline = now, time.Now().Add(t.team.patience)
+	}
+}
+
+// channelClock is how often channel id's writes have committed.
+func (t *tx) channelClock(id int64) (int64, error) {
+	var n int64
+	err := t.row(`SELECT coalesce((SELECT n FROM store_clocks WHERE key = ?), 0)`, id).Scan(&n)
+	return n, err
 }
 
 // tryLockChannel takes channel id's lock if no other call holds it: the
@@ -102,6 +165,16 @@ func (t *tx) advisoryLock(space, key int32) error {
 	return t.row(`SELECT pg_advisory_xact_lock(?, ?)`, space, key).Scan(&none)
 }
 
+// inChannel reports a call that holds a channel's lock.
+func (tt *teamTx) inChannel() bool {
+	for k := range tt.clocks {
+		if k > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // clock marks a clock row the call's commit bumps: a channel's id, or
 // minus a party's id.
 func (t *tx) clock(key int64) {
@@ -112,11 +185,16 @@ func (t *tx) clock(key int64) {
 
 // clockKeys are the rows to bump at commit, in one order for every call
 // (two calls bumping the same two rows never wait for each other in a
-// circle). A call that wrote without marking any bumps row 0.
+// circle). Any one row moves the store's state; a channel's is preferred,
+// which only the holder of its lock bumps, over a party's, which the
+// party's calls in other channels would each wait for at their commit.
+// A call that wrote without marking any bumps row 0.
 func (tt *teamTx) clockKeys() []int64 {
 	keys := make([]int64, 0, len(tt.clocks))
 	for k := range tt.clocks {
-		keys = append(keys, k)
+		if k > 0 || !tt.inChannel() {
+			keys = append(keys, k)
+		}
 	}
 	if len(keys) == 0 {
 		keys = append(keys, 0)

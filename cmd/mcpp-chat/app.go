@@ -53,7 +53,7 @@ func (in install) open(ctx context.Context) (*store.DB, error) {
 	if in.onHub() {
 		return nil, in.errMember("this")
 	}
-	o := store.Options{BusyTimeout: in.cfg.BusyTimeout()}
+	o := storeOptions(in.cfg)
 	if in.onPostgres() {
 		return store.OpenPostgres(ctx, in.paths.Store, o)
 	}
@@ -211,4 +211,9 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bo
 		return exitUsage, true
 	}
 	return 0, false
+}
+
+// storeOptions are the store's options the config sets.
+func storeOptions(cfg config.Config) store.Options {
+	return store.Options{BusyTimeout: cfg.BusyTimeout(), MaxConns: cfg.Storage.MaxConnections}
 }

@@ -170,7 +170,7 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := openHubStore(ctx, url, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	db, err := openHubStore(ctx, url, storeOptions(in.cfg))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +187,9 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 		Close() error
 	}
 	if config.IsPostgres(url) {
-		read, err = store.OpenReadOnlyPostgres(ctx, url)
+		if read, err = store.OpenReadOnlyPostgres(ctx, url); err == nil {
+			read.SetMaxConns(in.cfg.Storage.MaxConnections)
+		}
 		changes = listen.New(url)
 	} else {
 		path := db.Path()
@@ -279,7 +281,7 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 	if err != nil {
 		return fail(exitError, err)
 	}
-	db, err := openHubStore(ctx, url, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	db, err := openHubStore(ctx, url, storeOptions(in.cfg))
 	if err != nil {
 		return fail(exitError, err)
 	}

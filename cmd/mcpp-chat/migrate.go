@@ -49,7 +49,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 		return exitError
 	}
 	defer src.Close()
-	dst, err := store.OpenPostgres(ctx, target, store.Options{BusyTimeout: in.cfg.BusyTimeout()})
+	dst, err := store.OpenPostgres(ctx, target, storeOptions(in.cfg))
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat migrate: %v\n", err)
 		return exitError

@@ -36,6 +36,7 @@ type Config struct {
 		DailyBackup      bool   `yaml:"daily_backup"`
 		BackupRetainDays int    `yaml:"backup_retain_days"`
 		BusyTimeoutMS    int    `yaml:"busy_timeout_ms"`
+		MaxConnections   int    `yaml:"max_connections"`
 	} `yaml:"storage"`
 }
 
@@ -58,6 +59,7 @@ func Defaults() Config {
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
 	c.Storage.BusyTimeoutMS = 5000
+	c.Storage.MaxConnections = 16
 	return c
 }
 
@@ -165,6 +167,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("chat.wait_progress_ms is %d — set it to 1 or more", c.Chat.WaitProgressMS)
 	case c.Storage.BusyTimeoutMS < 1:
 		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
+	case c.Storage.MaxConnections < 1 || c.Storage.MaxConnections > MaxConnections:
+		return fmt.Errorf("storage.max_connections is %d — set it from 1 to %d", c.Storage.MaxConnections, MaxConnections)
 	}
 	return nil
 }
@@ -173,6 +177,10 @@ func (c Config) validate() error {
 func (c Config) WaitProgress() time.Duration {
 	return time.Duration(c.Chat.WaitProgressMS) * time.Millisecond
 }
+
+// MaxConnections bounds storage.max_connections: PostgreSQL's own default
+// limit is 100 connections for every client of the server together.
+const MaxConnections = 1000
 
 // BusyTimeout is storage.busy_timeout_ms as a duration.
 func (c Config) BusyTimeout() time.Duration {

@@ -113,7 +113,7 @@ type MoveResult struct {
 // become name's — and removed.
 func (d *DB) MoveParty(ctx context.Context, name, root string, merge bool) (MoveResult, error) {
 	var out MoveResult
-	err := d.update(ctx, func(t *tx) error {
+	err := d.exclusive(ctx, func(t *tx) error {
 		p, from, err := t.adminParty(name)
 		if err != nil {
 			return err
@@ -201,7 +201,7 @@ type ForgetResult struct {
 // items (they then wait on the other consumers only).
 func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetResult, error) {
 	var out ForgetResult
-	err := d.update(ctx, func(t *tx) error {
+	err := d.exclusive(ctx, func(t *tx) error {
 		p, workspace, err := t.adminParty(name)
 		if err != nil {
 			return err
@@ -260,7 +260,7 @@ type CursorResult struct {
 // again. seq must be from 0 to the channel's newest.
 func (d *DB) SetCursor(ctx context.Context, name, channelName string, seq int64) (CursorResult, error) {
 	var out CursorResult
-	err := d.update(ctx, func(t *tx) error {
+	err := d.exclusive(ctx, func(t *tx) error {
 		p, _, err := t.adminParty(name)
 		if err != nil {
 			return err

@@ -56,11 +56,18 @@ func (t *tx) lookupChannel(raw string) (channel, error) {
 	return c, t.row(`SELECT id FROM channels WHERE name = ?`, name).Scan(&c.id)
 }
 
+// channelByName finds a channel the caller named; a call that writes holds
+// its lock from then on (a channel is never renamed or removed by a tool,
+// so what was found stays true).
 func (t *tx) channelByName(raw string) (channel, error) {
 	c, err := t.lookupChannel(raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, userErrorf("no channel named '%s' — create it with chat_channel_new or pick one from chat_channel_list(all=true)", c.name)
 	}
+	if err != nil {
+		return c, err
+	}
+	_, err = t.lockChannel(c.id)
 	return c, err
 }
 
@@ -113,18 +120,31 @@ func (t *tx) seatedChannel(p party, explicit, fallback string) (channel, error) 
 	}
 	switch {
 	case len(mine) == 1:
-		return mine[0], nil
+		return t.stillSeated(p, mine[0], explicit, fallback)
 	case len(mine) == 0:
 		return channel{}, userErrorf("you are not in any channel — create one with chat_channel_new or join one with chat_channel_join")
 	}
 	names := make([]string, len(mine))
 	for i, c := range mine {
 		if c.name == fallback {
-			return c, nil
+			return t.stillSeated(p, c, explicit, fallback)
 		}
 		names[i] = c.name
 	}
 	return channel{}, userErrorf("you are in several channels — pass channel=<one of: %s>", quoteList(names))
+}
+
+// stillSeated locks the channel the rule chose for a call that writes in
+// it, and chooses again if the party left it before the lock was had.
+func (t *tx) stillSeated(p party, c channel, explicit, fallback string) (channel, error) {
+	fresh, err := t.lockChannel(c.id)
+	if err != nil || !fresh {
+		return c, err
+	}
+	if ok, err := t.seated(c.id, p.id); err != nil || ok {
+		return c, err
+	}
+	return t.seatedChannel(p, explicit, fallback)
 }
 
 // seatUnread is a channel a party sits in, with the party's unread count.
@@ -273,6 +293,7 @@ func (t *tx) cursor(channelID, partyID int64) (int64, error) {
 
 // advanceCursor moves a cursor forward, never backwards.
 func (t *tx) advanceCursor(channelID, partyID, seq int64) error {
+	t.clock(-partyID)
 	_, err := t.exec(`INSERT INTO cursors (channel_id, party_id, last_seq, updated_at) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT (channel_id, party_id) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at
 		WHERE excluded.last_seq > cursors.last_seq`, channelID, partyID, seq, t.now)
@@ -358,6 +379,9 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 		if err != nil {
 			return err
 		}
+		if err := t.lockName(lockChannelName, clean); err != nil {
+			return err
+		}
 		var exists int
 		if err := t.row(`SELECT count(*) FROM channels WHERE name = ?`, clean).Scan(&exists); err != nil {
 			return err
@@ -380,6 +404,7 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 			clean, nullable(strings.TrimSpace(about)), p.id, t.now); err != nil {
 			return err
 		}
+		t.clock(c.id)
 		for _, q := range seat {
 			if _, err := t.exec(`INSERT INTO channel_parties (channel_id, party_id, joined_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.id, q.id, t.now); err != nil {
 				return err

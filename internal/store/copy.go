@@ -44,7 +44,7 @@ func CopyTo(ctx context.Context, src *ReadOnly, dst *DB) (Copied, error) {
 	}
 	copied := Copied{}
 	err := src.view(ctx, func(from *tx) error {
-		return dst.update(ctx, func(to *tx) error {
+		return dst.exclusive(ctx, func(to *tx) error {
 			clear(copied)
 			if err := refuseNonEmpty(to, dst.path); err != nil {
 				return err

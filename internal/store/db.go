@@ -26,22 +26,62 @@ import (
 // otherwise.
 const DefaultBusyTimeout = 5 * time.Second
 
-// ErrBusy matches (errors.Is) the error of a call that waited its whole
-// busy timeout for another process's write lock. The call wrote nothing
-// and can be retried. The error's text names the timeout the call had.
-var ErrBusy error = busyError{DefaultBusyTimeout}
+// DefaultMaxConns is how many connections a process opens to a team store
+// at most, unless Options.MaxConns says otherwise.
+const DefaultMaxConns = 16
 
-// busyError is ErrBusy for a call that waited the given time.
-type busyError struct{ waited time.Duration }
+// ErrBusy matches (errors.Is) the error of a call that waited its whole
+// busy timeout for its turn to write. The call wrote nothing and can be
+// retried. The error's text names the timeout the call had and what it
+// waited for.
+var ErrBusy error = busyError{waited: DefaultBusyTimeout}
+
+// What a call that ran out of its busy timeout waited for: the sentence
+// names the real cause, since the fix differs (a process of one's own
+// that writes a lot, another process, a team store's channel or pool).
+const (
+	waitedOtherProcess = iota // SQLite's lock or the machine's writers' queue
+	waitedOwnQueue            // this process's writer slot
+	waitedChannel             // a team store's lock on one channel
+	waitedPool                // a free connection to the team store
+)
+
+// busyError is ErrBusy for a call that waited the given time for cause.
+type busyError struct {
+	waited time.Duration
+	cause  int
+}
 
 func (e busyError) Error() string {
-	return fmt.Sprintf("the chat database is busy: another process has held its write lock for %v — nothing was written; retry the call in a few seconds", e.waited)
+	what := fmt.Sprintf("another process has held its write lock for %v", e.waited)
+	switch e.cause {
+	case waitedOwnQueue:
+		what = fmt.Sprintf("this process's own writes have queued ahead of this call for %v", e.waited)
+	case waitedChannel:
+		what = fmt.Sprintf("other calls have held this channel's write lock for %v", e.waited)
+	case waitedPool:
+		what = fmt.Sprintf("every connection this process may open to the team store was in use for %v", e.waited)
+	}
+	return "the chat database is busy: " + what + " — nothing was written; retry the call in a few seconds"
 }
 
 // Is makes every busyError ErrBusy, whatever time it names.
 func (busyError) Is(target error) bool {
 	_, ok := target.(busyError)
 	return ok
+}
+
+// busyFor is err, if it is a busyError, with the time this call waited:
+// its busy timeout, except for a pool, which is waited for longer.
+func busyFor(err error, waited time.Duration) error {
+	var b busyError
+	if !errors.As(err, &b) {
+		return busyError{waited: waited}
+	}
+	if b.cause != waitedPool {
+		b.waited = waited
+	}
+	return b
 }
 
 // Change describes the newest row a committed call touched: what the tick
@@ -101,6 +141,10 @@ type Options struct {
 	// lock — and Open's wait for a new file's switch to WAL. 0 means
 	// DefaultBusyTimeout.
 	BusyTimeout time.Duration
+	// MaxConns bounds a team store's pool of connections; 0 means
+	// DefaultMaxConns. (A SQLite file needs no bound: its connections
+	// are files this process opens.)
+	MaxConns int
 	// Clock is the time the store writes: the rows' times and a backup's
 	// day. nil means time.Now. Waiting always goes by the real clock.
 	Clock func() time.Time
@@ -112,6 +156,9 @@ func (o Options) orDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 	return o
 }
@@ -229,7 +276,7 @@ func (d *DB) describe(err error) error {
 		return d.pg.describe(err)
 	}
 	if isBusy(err) {
-		return busyError{d.busyTimeout}
+		return busyError{waited: d.busyTimeout}
 	}
 	return describe(d.path, err)
 }
@@ -292,6 +339,9 @@ type tx struct {
 	// dialect turns this package's SQL, written for SQLite, into the
 	// engine's; nil for SQLite.
 	dialect func(string) string
+	// team is the team store's per-transaction state (its channel locks
+	// and clocks); nil for SQLite, whose writes are alone anyway.
+	team *teamTx
 }
 
 // forEngine is a statement as the engine takes it: the text in its
@@ -388,17 +438,38 @@ func (d *DB) update(ctx context.Context, fn func(*tx) error) error {
 	return d.run(ctx, true, time.Now().Add(d.busyTimeout), fn)
 }
 
+// exclusive runs fn as update does, but alone: on a team store no other
+// call of any process runs beside it (the person's own commands, which
+// rewrite parties and cursors across channels, and migrate's copy). On
+// SQLite every write is alone anyway.
+func (d *DB) exclusive(ctx context.Context, fn func(*tx) error) error {
+	if d.pg == nil {
+		return d.update(ctx, fn)
+	}
+	deadline := time.Now().Add(d.busyTimeout)
+	changed, err := d.pg.once(ctx, d, pgExclusive, true, deadline, fn)
+	if errors.Is(err, ErrBusy) {
+		err = busyFor(err, d.busyTimeout)
+	}
+	if err == nil && changed != nil && d.OnCommit != nil {
+		d.notify.post(*changed, d.OnCommit)
+	}
+	return err
+}
+
 // view runs fn in a deferred transaction: it reads without the write lock and
 // takes it only if fn writes. If the upgrade to a writer fails because
 // another process wrote meanwhile, fn is run again under BEGIN IMMEDIATE,
 // within the same busy timeout.
 func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
-	if d.pg != nil {
-		// Nearly every view writes (a cursor, last_seen, the sweep), and
-		// PostgreSQL has no deferred upgrade to the write lock: take it.
-		return d.update(ctx, fn)
-	}
 	deadline := time.Now().Add(d.busyTimeout)
+	if d.pg != nil {
+		// A team store has no store-wide write lock to upgrade to: a view
+		// reads without locks, and what it writes (a cursor, last_seen)
+		// only ever moves forward, so it conflicts with no one's writes
+		// but those to the same row (postgres.go).
+		return d.run(ctx, false, deadline, fn)
+	}
 	err := d.run(ctx, false, deadline, fn)
 	if isBusy(err) || errors.Is(err, ErrBusy) {
 		return d.run(ctx, true, deadline, fn)
@@ -409,7 +480,7 @@ func (d *DB) view(ctx context.Context, fn func(*tx) error) error {
 func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) error {
 	changed, err := d.attempt(ctx, immediate, deadline, fn)
 	if errors.Is(err, ErrBusy) {
-		err = busyError{d.busyTimeout} // the time this call had, not the default
+		err = busyFor(err, d.busyTimeout) // the time this call had, not the default
 	}
 	if err == nil && changed != nil && d.OnCommit != nil {
 		d.notify.post(*changed, d.OnCommit)
@@ -423,6 +494,11 @@ func (d *DB) run(ctx context.Context, immediate bool, deadline time.Time, fn fun
 // attempt runs fn until it commits, fails for another reason than a lock,
 // or the deadline passes.
 func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn func(*tx) error) (*Change, error) {
+	if d.pg != nil {
+		// A team store's writes take turns per channel, inside the
+		// transaction (tx.lockChannel), not per process.
+		return d.pg.once(ctx, d, pgShared, immediate, deadline, fn)
+	}
 	if immediate {
 		if err := d.lockWriter(ctx, deadline); err != nil {
 			return nil, err
@@ -435,9 +511,6 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 			}
 			defer release()
 		}
-	}
-	if d.pg != nil {
-		return d.pg.once(ctx, d, deadline, fn)
 	}
 	for {
 		changed, err := d.once(ctx, immediate, deadline, fn)
@@ -512,7 +585,7 @@ func (d *DB) lockWriter(ctx context.Context, deadline time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-timer.C:
-		return ErrBusy
+		return busyError{cause: waitedOwnQueue}
 	}
 }
 

@@ -54,6 +54,21 @@ func scanTarget(s interface{ Scan(...any) error }) (target, error) {
 // digits (which only the Python edition creates) exists too: then the
 // address must name exactly one message, or it is refused as ambiguous.
 func (t *tx) findMessage(p party, addr, defaultChannel string) (target, error) {
+	x, err := t.locate(p, addr, defaultChannel)
+	if err != nil {
+		return x, err
+	}
+	// A call that acts on the message holds its channel's lock; if it
+	// was not held while the message was found, its state is read again.
+	fresh, err := t.lockChannel(x.ch.id)
+	if err != nil || !fresh {
+		return x, err
+	}
+	return scanTarget(t.row(`SELECT `+targetColumns+` FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?`, x.id))
+}
+
+// locate is findMessage before the lock.
+func (t *tx) locate(p party, addr, defaultChannel string) (target, error) {
 	raw := strings.TrimSpace(addr)
 	ref := strings.ToLower(raw)
 	var chName string
@@ -696,7 +711,14 @@ func (t *tx) sweep(p party) ([]archived, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	var done []archived
 	for i, a := range found {
+		if ok, err := t.stillArchivable(a); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if _, err := t.exec(`WITH RECURSIVE thread(id) AS (
 				SELECT CAST(?1 AS BIGINT) UNION SELECT m.id FROM messages m JOIN thread ON m.parent_id = thread.id)
 			UPDATE messages SET is_archived = 1, updated_at = CASE WHEN id = ?1 THEN ?2 ELSE updated_at END WHERE id IN (SELECT id FROM thread)`, a.id, t.now); err != nil {
@@ -705,6 +727,27 @@ func (t *tx) sweep(p party) ([]archived, error) {
 		if _, _, err := t.post(chans[i], p, post{kind: "event", body: fmt.Sprintf("[%s] archived (done + unanimous prune-ok)", a.slug)}); err != nil {
 			return nil, err
 		}
+		done = append(done, a)
 	}
-	return found, nil
+	return done, nil
+}
+
+// stillArchivable takes the lock of a's channel, without waiting for it,
+// and says whether a is still to be archived. On SQLite the call is alone
+// and a is as the sweep found it. On a team store another call may hold
+// the channel (then a is left to a later sweep: waiting there could close
+// a circle of calls waiting for each other) or may have archived a since
+// the sweep looked.
+func (t *tx) stillArchivable(a archived) (bool, error) {
+	if t.team == nil {
+		return true, nil
+	}
+	got, err := t.tryLockChannel(a.channelID)
+	if err != nil || !got {
+		return false, err
+	}
+	var ok bool
+	err = t.row(`SELECT EXISTS (SELECT 1 FROM messages m WHERE m.id = ? AND m.kind = 'ask' AND m.status = 'done' AND m.is_archived = 0
+		AND NOT EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.prune_ok_at IS NULL))`, a.id).Scan(&ok)
+	return ok, err
 }

@@ -19,6 +19,9 @@ type post struct {
 // post writes a message with the channel's next seq. seq is max+1 inside the
 // write transaction, so concurrent writers never share one.
 func (t *tx) post(c channel, author party, m post) (id, seq int64, err error) {
+	if _, err = t.lockChannel(c.id); err != nil {
+		return 0, 0, err
+	}
 	if err = t.row(`SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE channel_id = ?`, c.id).Scan(&seq); err != nil {
 		return 0, 0, err
 	}

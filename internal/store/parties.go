@@ -47,6 +47,15 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 		key, by = id.Name, "name"
 	}
 	err := t.row(`SELECT id, name, last_seen FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name, &p.lastSeen)
+	if errors.Is(err, sql.ErrNoRows) && t.team != nil && !t.team.partyLocked {
+		// Two first calls of one party on a team store: the second
+		// finds the first's party once it has the lock.
+		if err := t.lockName(lockPartyNew, ""); err != nil {
+			return party{}, err
+		}
+		t.team.partyLocked = true
+		return t.me(id, writing)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return t.newParty(id)
 	}
@@ -54,12 +63,34 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 		return party{}, err
 	}
 	if writing || stale(p.lastSeen, t.now) {
-		if _, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id); err != nil {
+		if err := t.seen(p); err != nil {
 			return party{}, err
 		}
 		p.lastSeen = t.now
 	}
 	return p, nil
+}
+
+// seen writes the party's last_seen. On a team store another call of the
+// same party (a session's calls overlap, a party has several sessions)
+// may be writing it right now and will hold the row until it commits:
+// then this call leaves it to that one, a few milliseconds apart, rather
+// than wait its turn — a party's calls never queue behind each other for
+// a time stamp.
+func (t *tx) seen(p party) error {
+	if t.team == nil {
+		_, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id)
+		return err
+	}
+	res, err := t.exec(`UPDATE parties SET last_seen = ?1
+		WHERE id = (SELECT id FROM parties WHERE id = ?2 FOR NO KEY UPDATE SKIP LOCKED) AND last_seen < ?1`, t.now, p.id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		t.clock(-p.id)
+	}
+	return nil
 }
 
 func stale(lastSeen, now string) bool {
@@ -69,6 +100,12 @@ func stale(lastSeen, now string) bool {
 }
 
 func (t *tx) newParty(id Identity) (party, error) {
+	if t.team != nil && !t.team.partyLocked {
+		if err := t.lockName(lockPartyNew, ""); err != nil {
+			return party{}, err
+		}
+		t.team.partyLocked = true
+	}
 	name, err := t.freeName(id.Name)
 	if err != nil {
 		return party{}, err

@@ -32,15 +32,32 @@ const pgMigrateKey int64 = 0x6d63_7070_6368_6174
 // each a new server process (~20 ms here, docs/performance.md).
 const pgIdleConns = 8
 
+// setPool bounds a team store's pool: calls beyond max wait for a free
+// connection (within their busy timeout) instead of each opening its own,
+// which a thousand waiting members would turn into a thousand server
+// processes and refusals once the server's limit is reached.
+func setPool(db *sql.DB, max int) {
+	db.SetMaxOpenConns(max)
+	db.SetMaxIdleConns(min(pgIdleConns, max))
+}
+
+// SetMaxConns bounds the read-only handle's pool of connections to a team
+// store (DefaultMaxConns until then); on SQLite it does nothing.
+func (r *ReadOnly) SetMaxConns(n int) {
+	if r.pg != nil && n > 0 {
+		setPool(r.db, n)
+	}
+}
+
 // OpenPostgres opens the team store at rawURL (postgres://… or
 // postgresql://…) and brings its schema up to date. The "pgx" driver must
 // be linked into the binary.
 func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
-	db, err := openPostgres(ctx, rawURL)
+	o = o.orDefaults()
+	db, err := openPostgres(ctx, rawURL, o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	o = o.orDefaults()
 	where := RedactURL(rawURL)
 	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
@@ -55,7 +72,7 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	db.SetMaxIdleConns(pgIdleConns)
+	setPool(db, DefaultMaxConns)
 	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
 	version, err := r.Version(ctx)
 	if err == nil && version == 0 {
@@ -70,12 +87,12 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 
 // openPostgres connects to the PostgreSQL database at rawURL and brings
 // its schema up to date.
-func openPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
+func openPostgres(ctx context.Context, rawURL string, maxConns int) (*sql.DB, error) {
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", RedactURL(rawURL), err)
 	}
-	db.SetMaxIdleConns(pgIdleConns)
+	setPool(db, maxConns)
 	if err := migratePostgres(ctx, db, RedactURL(rawURL)); err != nil {
 		db.Close()
 		return nil, err
@@ -108,24 +125,33 @@ func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
 	if version > latest {
 		return fmt.Errorf("%s has schema version %d but this mcpp-chat knows only up to %d — upgrade mcpp-chat (the database was not changed)", where, version, latest)
 	}
-	if version == latest {
-		return nil
-	}
 	for i, step := range steps[version:] {
 		if _, err := t.ExecContext(ctx, step); err != nil {
 			return fmt.Errorf("apply schema version %d to %s: %w", version+i+1, where, err)
 		}
 	}
-	if _, err := t.ExecContext(ctx, `INSERT INTO schema_version (id, version, updated_at) VALUES (1, $1, $2)
-		ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
-		latest, Now()); err != nil {
-		return fmt.Errorf("record schema version in %s: %w", where, err)
+	if version < latest {
+		if _, err := t.ExecContext(ctx, `INSERT INTO schema_version (id, version, updated_at) VALUES (1, $1, $2)
+			ON CONFLICT (id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
+			latest, Now()); err != nil {
+			return fmt.Errorf("record schema version in %s: %w", where, err)
+		}
+	}
+	// The clocks are the engine's, not the chat's schema (which is the
+	// Python edition's): made here, under the same lock, by whichever
+	// mcpp-chat first needs them.
+	if _, err := t.ExecContext(ctx, storeClocksSchema); err != nil {
+		return fmt.Errorf("make the clocks of %s: %w", where, err)
 	}
 	if err := t.Commit(); err != nil {
 		return fmt.Errorf("commit the schema of %s: %w", where, err)
 	}
 	return nil
 }
+
+// storeClocksSchema holds a team store's clocks (teamlock.go): a row per
+// channel and party that writes moved, key 0 for the rest.
+const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL)`
 
 // pgSchemaVersion is the schema version of the database: 0 when it has no
 // tables at all (a new store). Tables without schema_version mean a
@@ -172,12 +198,16 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// pgWriteKey is the advisory lock every writing call holds until its
-// transaction ends: calls run one at a time, as on SQLite, so each
-// channel's seq is gapless and in commit order (a cursor never skips a row
-// committed later with a smaller seq) and the archive's two gates cannot
-// be skewed by two prune-oks committing side by side.
+// pgWriteKey is the advisory lock every call holds shared until its
+// transaction ends, and the person's own commands and migrate's copy hold
+// exclusively (teamlock.go): they alone run with no other call beside them.
 const pgWriteKey = pgMigrateKey + 1
+
+// How a call holds pgWriteKey.
+const (
+	pgShared = iota
+	pgExclusive
+)
 
 // NotifyChannel is the PostgreSQL notification channel on which every
 // commit that changed something is announced (payload: channel, seq and
@@ -192,24 +222,34 @@ type postgres struct {
 	dialect sync.Map // SQLite text → PostgreSQL text, each query once
 }
 
-// once runs fn in one transaction under the write lock, waiting for the
-// lock until the deadline, and announces what it changed at the commit.
+// once runs fn in one transaction, taking the locks it needs as it goes
+// (teamlock.go), waiting for any of them only until the deadline, and
+// announces what it changed at the commit.
 //
 // A pooled connection the server closed (a restart cuts them all; the
 // pool finds out only when it next uses one) fails the first statement:
 // then nothing was written, and the call runs again on a new connection,
-// within the deadline. A connection lost at the commit of a transaction
-// that wrote may have committed, so that is reported, never run twice.
-func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (*Change, error) {
+// within the deadline. So does a call PostgreSQL chose to end to break a
+// deadlock. A connection lost at the commit of a transaction that wrote
+// may have committed, so that is reported, never run twice.
+func (p *postgres) once(ctx context.Context, d *DB, mode int, writing bool, deadline time.Time, fn func(*tx) error) (*Change, error) {
 	for {
-		changed, atCommit, err := p.try(ctx, d, deadline, fn)
-		if err == nil || atCommit || !lostConnection(err) || time.Now().After(deadline) || ctx.Err() != nil {
+		changed, atCommit, err := p.try(ctx, d, mode, writing, deadline, fn)
+		if err == nil || atCommit || !(lostConnection(err) || retryable(err)) || time.Now().After(deadline) || ctx.Err() != nil {
 			return changed, err
 		}
 		if unreachable(err) { // no server yet: do not spin
 			time.Sleep(min(20*time.Millisecond, time.Until(deadline)))
 		}
 	}
+}
+
+// retryable reports a transaction PostgreSQL ended so that another could
+// go on (a deadlock, a serialization failure): it wrote nothing, and the
+// same call may well succeed at once.
+func retryable(err error) bool {
+	state := sqlState(err)
+	return state == "40P01" || state == "40001"
 }
 
 // lostConnection reports the error of a connection that broke or that the
@@ -221,12 +261,17 @@ func lostConnection(err error) bool {
 
 // try is one attempt of once; atCommit says the commit of a transaction
 // that wrote failed.
-func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*tx) error) (changed *Change, atCommit bool, err error) {
+func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadline time.Time, fn func(*tx) error) (changed *Change, atCommit bool, err error) {
 	wait := time.Until(deadline)
 	if wait < time.Millisecond {
 		return nil, false, ErrBusy
 	}
-	sqlTx, err := d.sql.BeginTx(ctx, nil)
+	conn, err := p.conn(ctx, d.sql, d.busyTimeout)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.Close()
+	sqlTx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, false, p.describe(err)
 	}
@@ -235,16 +280,23 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 	if _, err := sqlTx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
 		return nil, false, p.describe(err)
 	}
-	if _, err := sqlTx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
+	lock := `SELECT pg_advisory_xact_lock_shared($1)`
+	if mode == pgExclusive {
+		lock = `SELECT pg_advisory_xact_lock($1)`
+	}
+	if _, err := sqlTx.ExecContext(ctx, lock, pgWriteKey); err != nil {
 		return nil, false, p.describe(err)
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite}
+	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
 	if err := fn(t); err != nil {
 		return nil, false, d.wrap(err)
 	}
 	if t.wrote {
-		if _, err := sqlTx.ExecContext(ctx, `UPDATE store_clock SET n = n + 1`); err != nil {
-			return nil, false, p.describe(err)
+		for _, key := range t.team.clockKeys() {
+			if _, err := sqlTx.ExecContext(ctx, `INSERT INTO store_clocks (key, n) VALUES ($1, 1)
+				ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`, key); err != nil {
+				return nil, false, p.describe(err)
+			}
 		}
 	}
 	if t.changed != nil {
@@ -261,10 +313,43 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 	return t.changed, false, nil
 }
 
-// fingerprint is the store's change counter, as text.
-func (p *postgres) fingerprint(db *sql.DB) (string, bool) {
+// poolPatience is how many busy timeouts a call waits for one of the
+// pool's connections (Options.MaxConns). The pool is a queue of this
+// process's own calls, each of which either holds its channel's lock and
+// commits in milliseconds or waits for a channel that is moving (a
+// channel that stands still fails its waiters after one busy timeout), so
+// the queue moves as long as the store does; the bound is for a store
+// that answers nothing at all.
+const poolPatience = 6
+
+// conn waits for one of the pool's connections.
+func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, error) {
+	if s := db.Stats(); s.InUse < s.MaxOpenConnections {
+		// Not a queue for the pool: an idle connection, or a new one as
+		// long as the server takes to answer (once retries one it refused).
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return nil, p.describe(err)
+		}
+		return conn, nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, poolPatience*patience)
+	defer cancel()
+	conn, err := db.Conn(waitCtx)
+	switch {
+	case err == nil:
+		return conn, nil
+	case ctx.Err() == nil && waitCtx.Err() != nil:
+		return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
+	}
+	return nil, p.describe(err)
+}
+
+// fingerprint is the store's state: the sum of its clocks, which every
+// commit that wrote moves forward.
+func (p *postgres) fingerprint(q rowQuerier) (string, bool) {
 	var n int64
-	if err := db.QueryRow(`SELECT n FROM store_clock`).Scan(&n); err != nil {
+	if err := q.QueryRowContext(context.Background(), `SELECT coalesce(sum(n), 0) FROM store_clocks`).Scan(&n); err != nil {
 		return "", false
 	}
 	return fmt.Sprintf("%s|%d", p.where, n), true
@@ -312,7 +397,7 @@ func (p *postgres) describe(err error) error {
 	case err == nil:
 		return nil
 	case state == "55P03": // lock_not_available: lock_timeout ran out
-		return ErrBusy
+		return busyError{cause: waitedChannel}
 	case unreachable(err), strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
 		// 08: the connection failed; 57P: the server is shutting down or
 		// restarting.

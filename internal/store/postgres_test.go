@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func openPG(t *testing.T) (*sql.DB, string) {
 	t.Helper()
 	u := pgtest.URL(t)
-	db, err := openPostgres(context.Background(), u)
+	db, err := openPostgres(context.Background(), u, DefaultMaxConns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestPostgresMigratesOnceUnderConcurrentStarts(t *testing.T) {
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
-			db, err := openPostgres(context.Background(), u)
+			db, err := openPostgres(context.Background(), u, DefaultMaxConns)
 			if err == nil {
 				db.Close()
 			}
@@ -208,7 +208,7 @@ func TestPostgresRefusesUnwritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := postgresColumns(t, db)
-		_, err := openPostgres(ctx, u)
+		_, err := openPostgres(ctx, u, DefaultMaxConns)
 		if err == nil || !strings.Contains(err.Error(), "schema version 99") || !strings.Contains(err.Error(), "upgrade mcpp-chat") {
 			t.Fatalf("open = %v, want a refusal naming version 99 and the upgrade", err)
 		}
@@ -228,7 +228,7 @@ func TestPostgresRefusesUnwritten(t *testing.T) {
 		if _, err := other.Exec(`CREATE TABLE invoices (id int)`); err != nil {
 			t.Fatal(err)
 		}
-		_, err = openPostgres(ctx, u)
+		_, err = openPostgres(ctx, u, DefaultMaxConns)
 		if err == nil || !strings.Contains(err.Error(), "not a chat store") {
 			t.Fatalf("open = %v, want a refusal saying it is not a chat store", err)
 		}

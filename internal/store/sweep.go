@@ -19,9 +19,11 @@ type sweepMemo struct {
 type readSweep struct {
 	memo  *sweepMemo
 	state func() (string, bool) // the store's fingerprint now
-	fp    string
-	known bool // fp names the state before the call's transaction
-	clean bool // the sweep ran and archived nothing
+	// stateIn is state asked inside the call's transaction.
+	stateIn func(*tx) (string, bool)
+	fp      string
+	known   bool // fp names the state before the call's transaction
+	clean   bool // the sweep ran and archived nothing
 }
 
 // fingerprint names the committed state of the store: the database
@@ -37,12 +39,22 @@ func (d *DB) fingerprint() (string, bool) {
 	return Fingerprint(d.path)
 }
 
+// fingerprintIn is fingerprint as seen from inside t: on a team store it
+// asks on t's own connection, since a call that holds one of a bounded
+// pool's connections and waits for a second could wait forever.
+func (d *DB) fingerprintIn(t *tx) (string, bool) {
+	if d.pg != nil {
+		return d.pg.fingerprint(t)
+	}
+	return Fingerprint(d.path)
+}
+
 // readSweep takes the fingerprint before the transaction begins, so that a
 // sweep that finds nothing is recorded for a state no later than the one
 // it looked at: a commit in between moves the fingerprint the next call sees.
 func (d *DB) readSweep() *readSweep {
 	fp, ok := d.fingerprint()
-	return &readSweep{memo: &d.sweeps, state: d.fingerprint, fp: fp, known: ok}
+	return &readSweep{memo: &d.sweeps, state: d.fingerprint, stateIn: d.fingerprintIn, fp: fp, known: ok}
 }
 
 // run is t.sweep unless the state is one in which a sweep found nothing.
@@ -54,7 +66,7 @@ func (d *DB) readSweep() *readSweep {
 func (s *readSweep) run(t *tx, p party) ([]archived, error) {
 	if s.known {
 		if c := s.memo.clean.Load(); c != nil && *c == s.fp {
-			if now, ok := s.state(); ok && now == s.fp {
+			if now, ok := s.stateIn(t); ok && now == s.fp {
 				return nil, nil
 			}
 		}

@@ -190,7 +190,7 @@ func (w *world) scaleRun(r *report, o options, pg *pgtest.Server, st teamStore, 
 	cpu := startCPU(pg, hubs)
 	res, err := hubload.Mix(context.Background(), urls, members, o.scaleFor)
 	used := cpu.stop()
-	var peak []int
+	var peak connCounts
 	if conns != nil {
 		peak = conns.stop()
 	}
@@ -212,9 +212,12 @@ func (w *world) scaleRun(r *report, o options, pg *pgtest.Server, st teamStore, 
 			progress("scale: error: %s", e)
 		}
 	}
+	if n := res.WarmUp.N(); n > 0 {
+		value += fmt.Sprintf("; before the clock, %d of %d first calls (`chat_whoami`) failed (%s)", n, len(members), strings.Join(clip(res.WarmUp.First(2), 200), " | "))
+	}
 	value += "; CPU a call: " + used.perCall(calls)
-	if len(peak) > 0 {
-		value += "; " + connFigure(peak)
+	if conns != nil {
+		value += "; " + peak.figure(calls)
 	}
 	r.add(figure{what: fmt.Sprintf("%d members, each a loop of 3 `chat_inbox` : 1 `chat_say` (`hub.Client`, own connection)", len(members)),
 		setup: setup + ", " + o.scaleFor.String(), lat: all, value: value, command: scaleCommand})
@@ -277,7 +280,7 @@ func benchWaiters(w *world, o options, r *report) error {
 	if len(wake) > 0 {
 		value += fmt.Sprintf("; wake-up max %s", ms(wake[len(wake)-1]))
 	}
-	value += "; " + connFigure(peak) + "; CPU: " + used.total()
+	value += "; " + peak.figure(0) + "; CPU: " + used.total()
 	r.add(figure{what: fmt.Sprintf("%d `chat_wait` (seconds=20, `hub.Client`, own connection each), one `chat_say` to all: the say sent → each wait's answer", res.Waiters),
 		setup: "PostgreSQL hub", lat: wake, value: value, command: waitersCommand})
 	if tail := h.tail(); strings.Contains(tail, "level=WARN") || strings.Contains(tail, "level=ERROR") {
@@ -286,36 +289,58 @@ func benchWaiters(w *world, o options, r *report) error {
 	return nil
 }
 
-// connSampler counts, every 200 ms, the connections to one database.
+// connSampler counts, every 200 ms, the connections to one database,
+// and the sessions opened on it meanwhile.
 type connSampler struct {
 	stopped chan struct{}
-	done    chan []int
+	done    chan connCounts
+}
+
+// connCounts is what a connSampler saw.
+type connCounts struct {
+	samples []int
+	// opened is the number of sessions the database's server started
+	// (pg_stat_database.sessions, PostgreSQL 14 and later; a few may be
+	// reported late); -1 unknown.
+	opened int64
 }
 
 func sampleConns(pg *pgtest.Server, database string) *connSampler {
-	s := &connSampler{stopped: make(chan struct{}), done: make(chan []int, 1)}
+	s := &connSampler{stopped: make(chan struct{}), done: make(chan connCounts, 1)}
 	go func() {
-		var counts []int
+		c := connCounts{opened: -1}
 		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, pg.URL("postgres"))
 		if err != nil {
 			progress("pg_stat_activity: %v", err)
 			<-s.stopped
-			s.done <- nil
+			s.done <- c
 			return
 		}
 		defer conn.Close(ctx)
+		sessions := func() int64 {
+			var n int64 = -1
+			conn.QueryRow(ctx, `SELECT sessions FROM pg_stat_database WHERE datname = $1`, database).Scan(&n)
+			return n
+		}
+		before := sessions()
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			var n int
 			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, database).Scan(&n); err == nil {
-				counts = append(counts, n)
+				c.samples = append(c.samples, n)
 			}
 			select {
 			case <-tick.C:
 			case <-s.stopped:
-				s.done <- counts
+				// A backend reports its statistics within a second
+				// of a transaction's end (and at its exit).
+				time.Sleep(time.Second)
+				if after := sessions(); before >= 0 && after >= 0 {
+					c.opened = after - before
+				}
+				s.done <- c
 				return
 			}
 		}
@@ -323,19 +348,27 @@ func sampleConns(pg *pgtest.Server, database string) *connSampler {
 	return s
 }
 
-func (s *connSampler) stop() []int {
+func (s *connSampler) stop() connCounts {
 	close(s.stopped)
 	return <-s.done
 }
 
-// connFigure is the samples' median and range.
-func connFigure(counts []int) string {
-	if len(counts) == 0 {
+// figure is the samples' median and range, and the sessions opened (per
+// call, when calls is not 0).
+func (c connCounts) figure(calls int) string {
+	if len(c.samples) == 0 {
 		return "PostgreSQL connections not sampled"
 	}
-	sorted := slices.Sorted(slices.Values(counts))
-	return fmt.Sprintf("PostgreSQL connections of the hub's database, every 200 ms: median %d, min %d, max %d (%d samples)",
+	sorted := slices.Sorted(slices.Values(c.samples))
+	out := fmt.Sprintf("PostgreSQL connections of the hub's database, every 200 ms: median %d, min %d, max %d (%d samples)",
 		sorted[len(sorted)/2], sorted[0], sorted[len(sorted)-1], len(sorted))
+	if c.opened >= 0 {
+		out += fmt.Sprintf("; %d sessions opened", c.opened)
+		if calls > 0 {
+			out += fmt.Sprintf(" (%.2f a call)", float64(c.opened)/float64(calls))
+		}
+	}
+	return out
 }
 
 // cpuWatch is the CPU time of the hubs, of PostgreSQL and of this

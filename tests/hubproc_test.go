@@ -47,11 +47,11 @@ type hubProcess struct {
 }
 
 // startHubProcess starts a hub on storeURL, listening on a free loopback
-// port, and waits until it prints its address. It is killed when the
-// test ends.
-func startHubProcess(t *testing.T, w *world, name, storeURL string) *hubProcess {
+// port, with any further flags, and waits until it prints its address.
+// It is killed when the test ends.
+func startHubProcess(t *testing.T, w *world, name, storeURL string, flags ...string) *hubProcess {
 	t.Helper()
-	cmd := exec.Command(chatBin, "hub", "serve", "--store", storeURL, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(chatBin, append([]string{"hub", "serve", "--store", storeURL, "--listen", "127.0.0.1:0"}, flags...)...)
 	cmd.Dir = w.dir
 	cmd.Env = w.env
 	h := &hubProcess{name: name, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}

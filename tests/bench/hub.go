@@ -500,7 +500,8 @@ func (w *world) startHub(storeURL string, env []string) (*hubProc, error) {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own copy
-	cmd := exec.Command(w.chatBin, "hub", "serve", "--store", storeURL, "--listen", "127.0.0.1:0")
+	args := append([]string{"hub", "serve", "--store", storeURL, "--listen", "127.0.0.1:0"}, w.hubFlags...)
+	cmd := exec.Command(w.chatBin, args...)
 	cmd.Env = env
 	cmd.Stderr = logFile
 	out, err := cmd.StdoutPipe()

@@ -24,6 +24,11 @@ type options struct {
 	sections map[string]bool
 	keep     bool
 	seedOnly string
+	// The scale and waiters sections (scale.go).
+	scaleMembers membersFlag
+	scaleFor     time.Duration
+	waiters      int
+	hubFlags     []string
 }
 
 func main() {
@@ -31,10 +36,15 @@ func main() {
 	var only string
 	flag.StringVar(&o.root, "root", ".", "the checkout to build")
 	flag.IntVar(&o.samples, "n", 1000, "measured calls per tool and database size")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss,postgres,hub); default all")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run (start,tools,call,hook,write,rss,postgres,hub; scale,waiters only when named); default all")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch folder (its path is printed)")
 	flag.StringVar(&o.seedOnly, "seed", "", "only write the seeded template databases into this folder, then exit")
 	tools := flag.String("tool", "", "comma-separated tools for the tools section (e.g. chat_say); default all")
+	o.scaleMembers = membersFlag{10, 50, 200}
+	flag.Var(&o.scaleMembers, "scale-members", "scale: the team sizes, comma-separated")
+	flag.DurationVar(&o.scaleFor, "scale-for", 10*time.Second, "scale: how long each configuration's members call")
+	flag.IntVar(&o.waiters, "waiters", 1000, "waiters: how many chat_wait calls are held at once")
+	hubFlags := flag.String("hub-flags", "", "extra flags for every `mcpp-chat hub serve`, space-separated (e.g. its connection caps)")
 	writer := flag.String("store-writer", "", "internal: DB|PARTY|WORKSPACE|N — post N says through the store directly")
 	flag.Parse()
 	if *writer != "" {
@@ -44,6 +54,7 @@ func main() {
 		}
 		return
 	}
+	o.hubFlags = strings.Fields(*hubFlags)
 	if *tools != "" {
 		o.tools = map[string]bool{}
 		for _, t := range strings.Split(*tools, ",") {
@@ -83,6 +94,7 @@ func runAll(o options) error {
 	if err != nil {
 		return err
 	}
+	w.hubFlags = o.hubFlags
 	root, err := filepath.Abs(o.root)
 	if err != nil {
 		return err
@@ -99,18 +111,23 @@ func runAll(o options) error {
 	steps := []struct {
 		name string
 		fn   func(*world, options, *report) error
+		// named runs the step only when -only names it: it takes minutes
+		// and loads the machine for all of them.
+		named bool
 	}{
-		{"start", benchStart},
-		{"tools", benchTools},
-		{"call", benchCall},
-		{"hook", benchHook},
-		{"write", benchWrite},
-		{"rss", benchRSS},
-		{"postgres", benchPostgres},
-		{"hub", benchHub},
+		{"start", benchStart, false},
+		{"tools", benchTools, false},
+		{"call", benchCall, false},
+		{"hook", benchHook, false},
+		{"write", benchWrite, false},
+		{"rss", benchRSS, false},
+		{"postgres", benchPostgres, false},
+		{"hub", benchHub, false},
+		{"scale", benchScale, true},
+		{"waiters", benchWaiters, true},
 	}
 	for _, s := range steps {
-		if !o.want(s.name) {
+		if !o.want(s.name) || s.named && !o.sections[s.name] {
 			continue
 		}
 		if err := s.fn(w, o, &r); err != nil {

@@ -22,6 +22,8 @@ type world struct {
 	home    string
 	runs    int
 	hubs    int
+	// hubFlags are added to every `mcpp-chat hub serve` (-hub-flags).
+	hubFlags []string
 }
 
 func newWorld(dir string) (*world, error) {

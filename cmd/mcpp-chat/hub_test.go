@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -336,4 +337,37 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A certificate that cannot be loaded stops hub serve before it says it
+// serves, in one sentence; so does a bound of no connections.
+func TestHubServeChecksItsSettingsFirst(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(home, "hub.db")}
+	missing := filepath.Join(home, "missing.pem")
+	for _, args := range [][]string{
+		{"--tls-cert", missing, "--tls-key", missing},
+		{"--max-conns", "0"},
+		{"--max-conns-per-addr", "-1"},
+	} {
+		code, out, errs := cli(t, env, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, args...)...)
+		if code == exitOK || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, " — ") {
+			t.Errorf("hub serve %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+}
+
+// The connection bound stays at most half the open-file limit (which
+// hub serve raises to its hard limit first).
+func TestFitConnsKeepsToHalfTheFileLimit(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		want  int
+		files uint64
+		fit   int
+	}{{1024, 1 << 20, 1024}, {1024, 1024, 512}, {1024, 0, 1024}, {10, 1, 1}} {
+		if got := fitConns(c.want, c.files, log); got != c.fit {
+			t.Errorf("fitConns(%d, %d) = %d, want %d", c.want, c.files, got, c.fit)
+		}
+	}
 }

@@ -585,3 +585,15 @@ func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 		t.Fatal("the hub still runs a chat_wait whose client went away")
 	}
 }
+
+// A peer the hub does not know yet is refused with what to do on a hub:
+// never the single host's advice to give a repository's path, which a
+// hub refuses.
+func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	_, err := gw.Call(context.Background(), "chat_channel_new", json.RawMessage(`{"name":"gw--dash","parties":["node-dash"]}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "no party named 'node-dash'") || strings.Contains(err.Error(), "path") {
+		t.Fatalf("an unknown peer: %v", err)
+	}
+}

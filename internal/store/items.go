@@ -402,7 +402,7 @@ func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, 
 	}
 	var out []party
 	for _, n := range want {
-		q, err := t.partyByName(n)
+		q, err := t.partyByName(n, false) // seated, so it exists
 		if err != nil {
 			return nil, err
 		}

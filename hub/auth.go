@@ -135,6 +135,7 @@ func (s *Server) guardAuthor(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "the request is larger than 4 MiB — send less at once"})
 			return
 		}
+		bodyRead(w)
 		if name := namedAuthor(body); name != "" {
 			s.refuse(w, r, http.StatusForbidden, tokenOf(r.Context()).ID, fmt.Sprintf("the argument %q would choose who writes, but a call always acts as its token's party (%s) — leave it out", name, partyOf(r.Context())))
 			return

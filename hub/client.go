@@ -354,7 +354,9 @@ func (c *Client) TokenInfo(ctx context.Context) (TokenInfo, error) {
 }
 
 // Arrivals lists the messages after message id after that wait on the
-// party (all: every message); after < 0 only says where the newest is.
+// party (all: every message of its channels and items), a page at a
+// time (More: ask again from Newest); after < 0 only says where the
+// newest is.
 func (c *Client) Arrivals(ctx context.Context, after int64, all bool) (Arrivals, error) {
 	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
 	if all {

@@ -7,14 +7,15 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -49,12 +50,18 @@ type Server struct {
 	Version  string
 	// MaxWait bounds a /v1/wait; 0 means DefaultMaxWait.
 	MaxWait time.Duration
+	// Limits bound what any client gets of the hub.
+	Limits Limits
+	// StopGrace is how long Serve lets calls in flight finish when its
+	// context ends; 0 means a second.
+	StopGrace time.Duration
 
-	mu      sync.Mutex
-	parties map[string]*partyServer
-	gen     generation
-	// summaries holds each party's newest hook summary (summary).
-	summaries sync.Map
+	gen generation
+	mu  sync.Mutex
+	// parties are the parties' MCP servers, views what each party sees
+	// at the newest state one of its requests asked about (seenAt).
+	parties *lru[string, *partyServer]
+	views   *lru[string, *seenAt]
 }
 
 // partyServer is the tool service and MCP server of one party: tools act
@@ -71,7 +78,9 @@ const DefaultMaxWait = 50 * time.Second
 // Handler is the hub's HTTP surface. ctx bounds the hub's life: waits end
 // with it.
 func (s *Server) Handler(ctx context.Context) http.Handler {
-	s.parties = map[string]*partyServer{}
+	lim := s.Limits.orDefaults()
+	s.parties = newLRU[string, *partyServer](lim.MaxParties, math.MaxInt)
+	s.views = newLRU[string, *seenAt](lim.MaxParties, lim.CacheBytes)
 	s.gen.boot = randomHex(4)
 	s.gen.state = s.DB.State
 	s.gen.look()
@@ -92,14 +101,14 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	mux.Handle("GET /v1/wait", s.authed(s.waitHandler(ctx)))
 	mux.Handle("GET /v1/token", s.tokenOnly(http.HandlerFunc(s.token)))
 	mux.Handle("GET /v1/arrivals", s.authed(http.HandlerFunc(s.arrivals)))
-	return mux
+	return s.deadlines(mux)
 }
 
 // serverFor is the party's MCP server, made at its first request.
 func (s *Server) serverFor(party string) *partyServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ps, ok := s.parties[party]; ok {
+	if ps, ok := s.parties.get(party); ok {
 		return ps
 	}
 	svc := &tools.Service{DB: s.DB, Config: s.Config, Manifest: s.Manifest, Env: s.Env, Log: s.log(), Changes: s.Changes,
@@ -107,7 +116,7 @@ func (s *Server) serverFor(party string) *partyServer {
 	srv := tools.NewMCPServer(svc, s.Version, s.sdkLog())
 	srv.AddReceivingMiddleware(endWithRequest)
 	ps := &partyServer{svc: svc, mcp: srv}
-	s.parties[party] = ps
+	s.parties.put(party, ps, 0)
 	return ps
 }
 
@@ -140,120 +149,159 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": s.Version})
 }
 
-// hook is the hook's summary of what waits on the party. Its ETag is the
-// hub's view of the store's state, moved by every change it is told of:
-// a poll that sends it back while nothing changed gets 304 without a read.
+// hook is the hook's summary of what waits on the party, with its
+// newest ?newest= unread messages per channel. Its ETag names what the
+// party sees: a poll that sends it back while that is unchanged gets 304,
+// and a poll while the store is unchanged costs no read.
 func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
-	party := partyOf(r.Context())
-	tag := s.gen.etag(party)
-	w.Header().Set("ETag", tag)
+	newest, err := intParam(r, "newest", 1, 1, MaxNewest)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("give ?newest= as a number from 1 to %d", MaxNewest)})
+		return
+	}
+	e, ok := s.seenOr503(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("ETag", e.tag)
 	w.Header().Set("Cache-Control", "no-cache")
-	if r.Header.Get("If-None-Match") == tag {
+	if r.Header.Get("If-None-Match") == e.tag {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	newest, _ := strconv.Atoi(r.URL.Query().Get("newest"))
-	newest = max(newest, 1)
-	key := fmt.Sprintf("%s\x00%d", party, newest)
-	if m, ok := s.summaries.Load(key); ok && m.(summary).tag == tag {
-		writeBody(w, m.(summary).body)
-		return
-	}
-	p, err := s.Read.PendingFor(r.Context(), store.Identity{Name: party, Team: true}, newest)
-	switch {
-	case err == nil:
-	case errors.Is(err, store.ErrUnknownParty):
-		p = store.Pending{Party: party, Channels: []store.ChannelPending{}, WaitingOnMe: []store.WaitingOnMe{}, WaitingOnPeer: []store.WaitingOnPeer{}}
-	default:
-		s.log().Warn("the hook's summary failed", "party", party, "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "the hub could not read its store"})
-		return
-	}
-	body, err := json.Marshal(p)
+	body, err := json.Marshal(newestOnly(e.seen.Pending, newest))
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "the hub could not encode the summary"})
 		return
 	}
-	s.summaries.Store(key, summary{tag: tag, body: body})
-	writeBody(w, body)
-}
-
-// summary is the newest summary a party's hook got, and the state it was
-// read at: every session of the party (each serve follows the hub) asks
-// for it after each change, and all but the first get it from memory.
-type summary struct {
-	tag  string
-	body []byte
-}
-
-func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
 }
 
-// waitHandler holds a request until the store changes (its ETag moves
-// past the one sent in ?etag=) or ?timeout= seconds pass, and answers
-// the ETag as it is then.
+// seenOr503 is what the request's party sees, or false once it has
+// answered that the store could not be read.
+func (s *Server) seenOr503(w http.ResponseWriter, r *http.Request) (*seenAt, bool) {
+	party := partyOf(r.Context())
+	e, err := s.seen(r.Context(), party)
+	switch {
+	case err == nil:
+		return e, true
+	case r.Context().Err() == nil:
+		s.log().Warn("reading what a party sees failed", "party", party, "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "the hub could not read its store — try again shortly"})
+	}
+	return nil, false
+}
+
+// intParam reads the query parameter name as a whole number from lo to
+// hi; def when it is absent.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("?%s=%q is out of range", name, raw)
+	}
+	return v, nil
+}
+
+// waitHandler holds a request until what the party sees changes (its
+// ETag moves past the one sent in ?etag=) or ?timeout= seconds pass, and
+// answers the ETag as it is then. A change elsewhere wakes the handler,
+// which finds the party's ETag where it was and waits on.
 func (s *Server) waitHandler(ctx context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		party := partyOf(r.Context())
-		limit := s.MaxWait
-		if limit <= 0 {
-			limit = DefaultMaxWait
+		wait, err := s.waitParam(r)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
 		}
-		secs, err := strconv.ParseFloat(r.URL.Query().Get("timeout"), 64)
-		if err != nil || secs <= 0 {
-			secs = limit.Seconds()
-		}
-		timer := time.NewTimer(min(time.Duration(secs*float64(time.Second)), limit))
+		timer := time.NewTimer(wait)
 		defer timer.Stop()
+		sent := r.URL.Query().Get("etag")
 		for {
 			next := s.gen.next()
-			tag := s.gen.etag(party)
-			if tag != r.URL.Query().Get("etag") {
-				writeJSON(w, http.StatusOK, map[string]any{"etag": tag, "changed": true})
+			e, ok := s.seenOr503(w, r)
+			if !ok {
+				return
+			}
+			if e.tag != sent {
+				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": true})
 				return
 			}
 			select {
 			case <-next:
 			case <-timer.C:
-				writeJSON(w, http.StatusOK, map[string]any{"etag": tag, "changed": false})
+				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})
 				return
 			case <-r.Context().Done():
 				return
 			case <-ctx.Done():
-				writeJSON(w, http.StatusOK, map[string]any{"etag": tag, "changed": false})
+				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})
 				return
 			}
 		}
 	})
 }
 
+// maxWait is the longest /v1/wait.
+func (s *Server) maxWait() time.Duration { return cmp.Or(s.MaxWait, DefaultMaxWait) }
+
+// waitParam is how long a wait may last: ?timeout= seconds, at most
+// maxWait, which is also what no timeout means.
+func (s *Server) waitParam(r *http.Request) (time.Duration, error) {
+	raw := r.URL.Query().Get("timeout")
+	if raw == "" {
+		return s.maxWait(), nil
+	}
+	secs, err := strconv.ParseFloat(raw, 64)
+	if err != nil || math.IsNaN(secs) || secs <= 0 {
+		return 0, fmt.Errorf("give ?timeout= as a number of seconds above 0 (at most %d are waited)", int(s.maxWait().Seconds()))
+	}
+	if secs >= s.maxWait().Seconds() {
+		return s.maxWait(), nil
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
 // Arrivals is a page of new messages for a member's watch.
 type Arrivals struct {
 	Arrivals []store.Arrival `json:"arrivals"`
-	Newest   int64           `json:"newest"`
+	// Newest is where the next page starts (its ?after=).
+	Newest int64 `json:"newest"`
+	// More says the next page has messages already.
+	More bool `json:"more,omitempty"`
 }
 
 // arrivals lists the messages after ?after= (a message id; -1 only says
-// where the newest is) that wait on the party, or with ?all=1 every one.
+// where the newest is) that wait on the party, or with ?all=1 every one
+// of its channels and items: never another channel's, and Newest names
+// only messages the party can read.
 func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
 	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	if err != nil {
+	if err != nil || after < -1 {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "give ?after= as a message id (-1 for none)"})
 		return
 	}
-	id := store.Identity{Name: partyOf(r.Context()), Team: true}
-	if r.URL.Query().Get("all") == "1" {
-		id = store.Identity{}
+	scope := store.WaitingOn
+	switch r.URL.Query().Get("all") {
+	case "", "0":
+	case "1":
+		scope = store.Readable
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "give ?all=1 for every message of your channels, or leave it out for those that wait on you"})
+		return
 	}
-	found, newest, err := s.Read.ArrivalsFor(r.Context(), id, after)
+	id := store.Identity{Name: partyOf(r.Context()), Team: true}
+	page, err := s.Read.ArrivalsFor(r.Context(), id, after, scope, maxArrivals)
 	if err != nil {
 		s.log().Warn("listing arrivals failed", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the hub could not read its store"})
 		return
 	}
-	writeJSON(w, http.StatusOK, Arrivals{Arrivals: found, Newest: newest})
+	writeJSON(w, http.StatusOK, Arrivals{Arrivals: page.Arrivals, Newest: page.Newest, More: page.More})
 }
 
 // TokenInfo is what /v1/token tells a holder about its token.
@@ -367,11 +415,8 @@ func (g *generation) look() bool {
 // a move during the look is not missed.
 func (g *generation) next() <-chan struct{} { return g.moved.Next() }
 
-// etag names the state a party's summary was read at. It is quoted, as
-// HTTP's entity tags are.
-func (g *generation) etag(party string) string {
-	return fmt.Sprintf("%q", *g.name.Load()+"-"+party)
-}
+// current is the state's name now.
+func (g *generation) current() string { return *g.name.Load() }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

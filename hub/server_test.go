@@ -24,6 +24,7 @@ import (
 // testHub is a hub on a database file in a temporary folder, served on
 // loopback, with its log kept for the test to read.
 type testHub struct {
+	s      *Server
 	srv    *httptest.Server
 	db     *store.DB
 	tokens *store.Tokens
@@ -39,6 +40,29 @@ func startHub(t *testing.T) *testHub {
 // startHubWith starts a hub with cfg, told of changes by changes (nil:
 // the database file's watcher).
 func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
+	t.Helper()
+	ctx, h := newTestHub(t, cfg, changes)
+	h.srv = httptest.NewServer(h.s.Handler(ctx))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// startLimitedHub starts a hub served as hub serve serves it, within lim.
+func startLimitedHub(t *testing.T, lim Limits) *testHub {
+	t.Helper()
+	ctx, h := newTestHub(t, config.Defaults(), nil)
+	h.s.Limits = lim
+	h.s.MaxWait = 30 * time.Second // a wait holds its connection for the test's time
+	h.srv = httptest.NewUnstartedServer(nil)
+	h.srv.Config, h.srv.Listener = h.s.httpServer(ctx, h.srv.Listener)
+	h.srv.Start()
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// newTestHub makes a hub's server (not yet served) and what the test
+// needs of it; the context ends with the test.
+func newTestHub(t *testing.T, cfg config.Config, changes Changes) (context.Context, *testHub) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -73,9 +97,7 @@ func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
 	logs := &bytes.Buffer{}
 	s := &Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: cfg, Env: func(string) string { return "" },
 		Changes: changes, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "test", MaxWait: 5 * time.Second}
-	srv := httptest.NewServer(s.Handler(ctx))
-	t.Cleanup(srv.Close)
-	h := &testHub{srv: srv, db: db, tokens: tokens, log: logs}
+	h := &testHub{s: s, db: db, tokens: tokens, log: logs}
 	h.issue = func(label string, ttl time.Duration, parties ...string) string {
 		tok, _, err := tokens.Issue(ctx, parties, label, ttl)
 		if err != nil {
@@ -83,7 +105,7 @@ func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
 		}
 		return tok
 	}
-	return h
+	return ctx, h
 }
 
 func (h *testHub) client(t *testing.T, token, party string) *Client {
@@ -456,23 +478,23 @@ func TestGenerationNamesEachStateOnce(t *testing.T) {
 	if !g.look() {
 		t.Fatal("the first look named nothing")
 	}
-	first := g.etag("p")
-	if g.look() || g.etag("p") != first {
+	first := g.current()
+	if g.look() || g.current() != first {
 		t.Fatal("a wake on an unchanged state moved the name")
 	}
 	fp, trusted = "b", false
 	time.AfterFunc(20*time.Millisecond, func() { trusted = true })
-	if !g.look() || g.etag("p") == first || strings.Contains(g.etag("p"), "b-") {
-		t.Fatalf("the new state was not named by the store: %s", g.etag("p"))
+	if !g.look() || g.current() == first || strings.Contains(g.current(), "b-") {
+		t.Fatalf("the new state was not named by the store: %s", g.current())
 	}
-	second := g.etag("p")
-	if g.look() || g.etag("p") != second {
+	second := g.current()
+	if g.look() || g.current() != second {
 		t.Fatal("the settled state moved again")
 	}
 	trusted = false // never settles: a name of this process's own stands in
 	fp = "c"
-	if !g.look() || !strings.Contains(g.etag("p"), "b-") {
-		t.Fatalf("an unsettled state: %s", g.etag("p"))
+	if !g.look() || !strings.Contains(g.current(), "b-") {
+		t.Fatalf("an unsettled state: %s", g.current())
 	}
 }
 
@@ -503,7 +525,7 @@ func (never) Next() <-chan struct{} { return nil }
 
 // A watcher's first answer from the hub wakes its waiters too: a change
 // between a waiter's look and that answer is not left for the next one.
-// After that it wakes at changes only.
+// After that it wakes at changes of what its party sees only.
 func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
 	h := startHub(t)
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
@@ -515,7 +537,7 @@ func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
 		t.Fatal("the first answer woke nobody")
 	}
 	next := w.Next()
-	call(t, dash, "chat_whoami", `{}`) // a write: the party is made
+	call(t, dash, "chat_channel_new", `{"name":"dash"}`) // a seat: dash sees a new channel
 	select {
 	case <-next:
 	case <-time.After(10 * time.Second):
@@ -561,5 +583,17 @@ func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 	case <-closed:
 	case <-time.After(8 * time.Second):
 		t.Fatal("the hub still runs a chat_wait whose client went away")
+	}
+}
+
+// A peer the hub does not know yet is refused with what to do on a hub:
+// never the single host's advice to give a repository's path, which a
+// hub refuses.
+func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	_, err := gw.Call(context.Background(), "chat_channel_new", json.RawMessage(`{"name":"gw--dash","parties":["node-dash"]}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "no party named 'node-dash'") || strings.Contains(err.Error(), "path") {
+		t.Fatalf("an unknown peer: %v", err)
 	}
 }

@@ -156,8 +156,8 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 	}
 }
 
-// doctor warns about what other users could change or read, and about a
-// hook binary of another build.
+// doctor warns about what other users could change or read (a team
+// hub's tokens too), and about a hook binary of another build.
 func TestDoctorChecksModesAndVersions(t *testing.T) {
 	dir := fakeInstall(t, true)
 	hook := filepath.Join(dir, "bin", "mcpp-chat-hook")
@@ -168,6 +168,9 @@ func TestDoctorChecksModesAndVersions(t *testing.T) {
 	backup := filepath.Join(home, ".backups", "chat.db.260101")
 	writeFile(t, backup, "x", 0o600)
 	os.Chmod(backup, 0o644)
+	tokens := filepath.Join(home, "chat.db.hub")
+	writeFile(t, tokens, "x", 0o600)
+	os.Chmod(tokens, 0o660)
 	os.Chmod(home, 0o777)
 	os.Chmod(hook, 0o777)
 	writeFile(t, hook, "#!/bin/sh\necho mcpp-chat-hook v0.1\n", 0o777)
@@ -175,6 +178,7 @@ func TestDoctorChecksModesAndVersions(t *testing.T) {
 	for _, want := range []string{
 		"other users can create and replace files in the database's folder " + home + " (mode 0777) — run: chmod o-w",
 		"other users can read the backup " + backup + " (mode 0644): it is the whole chat — run: chmod 600",
+		"other users can reach the team hub's tokens " + tokens + " (mode 0660), and one who can write them can give themselves a token — run: chmod 600",
 		"other users can replace " + hook,
 		`the hook binary is "mcpp-chat-hook v0.1", this is mcpp-chat ` + version + " — rebuild both: make build",
 	} {

@@ -97,6 +97,13 @@ func checkPermissions(w io.Writer, paths config.Paths, exe, hook string) bool {
 	if info, err := os.Stat(paths.DB); err == nil && info.Mode().Perm()&0o022 != 0 {
 		warn("other users can write the database (mode %04o) — run: chmod 600 %s", info.Mode().Perm(), shellQuote(paths.DB))
 	}
+	// A team hub on this database keeps its tokens beside it: whoever
+	// can write them can add a token of their own.
+	for _, tokens := range []string{paths.DB + ".hub", paths.DB + ".hub-wal"} {
+		if info, err := os.Stat(tokens); err == nil && info.Mode().Perm()&0o077 != 0 {
+			warn("other users can reach the team hub's tokens %s (mode %04o), and one who can write them can give themselves a token — run: chmod 600 %s", tokens, info.Mode().Perm(), shellQuote(tokens))
+		}
+	}
 	backups, _ := os.ReadDir(paths.Backups)
 	for _, b := range backups {
 		info, err := b.Info()

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +23,7 @@ import (
 )
 
 const hubUsage = `Usage:
-  mcpp-chat hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE]
+  mcpp-chat hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--max-conns N] [--max-conns-per-addr N]
   mcpp-chat hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL]
   mcpp-chat hub token list
   mcpp-chat hub token revoke ID|LABEL
@@ -78,13 +78,17 @@ func openHubStore(ctx context.Context, url string, o store.Options) (*store.DB, 
 	return store.OpenWith(ctx, strings.TrimPrefix(url, "sqlite:"), o)
 }
 
-const hubServeSynopsis = `hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--insecure-plain-http]
+const hubServeSynopsis = `hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--insecure-plain-http] [--max-conns N] [--max-conns-per-addr N]
 
 Serves the team hub: MCP over streamable HTTP at /mcp (stateless: any
 replica answers any request), /healthz, and the member endpoints under /v1/.
 Every request needs a token (mcpp-chat hub token issue). Plain HTTP is
 served on a loopback address only (for tests, or a TLS proxy in front):
-elsewhere give --tls-cert and --tls-key.`
+elsewhere give --tls-cert and --tls-key.
+
+Connections are bounded in all and per client address (loopback clients,
+such as a proxy on this machine, are bounded in all only); at a bound the
+connection idle longest is closed to make room. See docs/team.md.`
 
 // hubListen is the hub's default address: loopback, behind a proxy.
 const hubListen = "127.0.0.1:8765"
@@ -96,6 +100,9 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	cert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM)")
 	key := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	plain := fs.Bool("insecure-plain-http", false, "allow plain HTTP on a non-loopback address (tokens cross the network in the clear)")
+	defaults := hub.DefaultLimits()
+	maxConns := fs.Int("max-conns", defaults.MaxConns, "the most connections open at once (at most half the open-file limit)")
+	perAddr := fs.Int("max-conns-per-addr", defaults.MaxConnsPerAddr, "the most connections open at once from one client address (an IPv6 /64)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -108,6 +115,13 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(err)
 	}
 	if err := checkHubListen(*addr, *cert, *key, *plain); err != nil {
+		return fail(err)
+	}
+	if *maxConns < 1 || *perAddr < 1 {
+		return fail(fmt.Errorf("--max-conns %d and --max-conns-per-addr %d must both be counts of connections — give 1 or more (the defaults are %d and %d)", *maxConns, *perAddr, defaults.MaxConns, defaults.MaxConnsPerAddr))
+	}
+	tlsConf, err := loadTLS(*cert, *key)
+	if err != nil {
 		return fail(err)
 	}
 	in, err := locate(getenv, "")
@@ -124,29 +138,44 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fail(fmt.Errorf("listen on %s: %w — choose another --listen address", *addr, err))
 	}
+	srv.Limits = defaults
+	srv.Limits.MaxConns = fitConns(*maxConns, openFileLimit(), log)
+	srv.Limits.MaxConnsPerAddr = *perAddr
+	srv.StopGrace = stopGrace / 2
 	scheme := "http"
-	if *cert != "" {
+	if tlsConf != nil {
 		scheme = "https"
 	}
 	fmt.Fprintf(stdout, "mcpp-chat hub: serving %s on %s://%s/mcp\n", store.RedactURL(url), scheme, ln.Addr())
-	httpSrv := &http.Server{Handler: srv.Handler(ctx), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	go func() {
-		<-ctx.Done()
-		// Waits answer at once when ctx ends; calls in flight get a moment.
-		shut, cancel := context.WithTimeout(context.Background(), stopGrace/2)
-		defer cancel()
-		httpSrv.Shutdown(shut)
-	}()
-	if *cert != "" {
-		err = httpSrv.ServeTLS(ln, *cert, *key)
-	} else {
-		err = httpSrv.Serve(ln)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(ctx, ln, tlsConf); err != nil {
 		return fail(err)
 	}
 	return exitOK
+}
+
+// loadTLS reads the certificate and key hub serve is given, before it
+// says it serves; nil without them.
+func loadTLS(cert, key string) (*tls.Config, error) {
+	if cert == "" {
+		return nil, nil
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("the TLS certificate %s and key %s could not be loaded (%v) — give a PEM certificate with --tls-cert and its private key with --tls-key", cert, key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// fitConns is the connection bound the hub keeps: the one asked for, at
+// most half the open-file limit (files), so that the store, the log and
+// sockets still closing have the other half.
+func fitConns(want int, files uint64, log *slog.Logger) int {
+	if files == 0 || uint64(want) <= files/2 {
+		return want
+	}
+	fit := max(int(files/2), 1)
+	log.Warn("the open-file limit holds fewer connections than --max-conns: the hub keeps to fewer", "open_file_limit", files, "max_conns", fit)
+	return fit
 }
 
 // checkHubListen refuses to send tokens in the clear over a network.

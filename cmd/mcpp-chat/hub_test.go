@@ -10,8 +10,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -19,8 +21,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/hub"
 )
 
 func TestHubListenRules(t *testing.T) {
@@ -252,4 +257,117 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// A member's watch lists the messages of its own channels, never
+// another party's, though the hub holds them all.
+func TestMemberWatchShowsOnlyItsChannels(t *testing.T) {
+	hubHome := t.TempDir()
+	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
+	url := startHubCLI(t, hubEnv)
+	token := func(party string) string {
+		_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", party, "--label", party)
+		return strings.SplitN(out, "\n", 2)[0]
+	}
+	member := func(party string) *hub.Client {
+		c, err := hub.NewClient(url, token(party), party)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	say := func(c *hub.Client, tool, args string) {
+		t.Helper()
+		if _, err := c.Call(context.Background(), tool, json.RawMessage(args), nil); err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+	}
+	gamma, delta := member("gamma"), member("delta")
+	say(delta, "chat_whoami", `{}`)
+	say(gamma, "chat_channel_new", `{"name":"gamma--delta","parties":["delta"]}`)
+
+	lap := t.TempDir()
+	repo := filepath.Join(lap, "alpha")
+	os.MkdirAll(repo, 0o700)
+	env := map[string]string{"HOME": lap, "MCPP_CHAT_HOME": filepath.Join(lap, "home"), "MCPP_CHAT_WORKSPACE": repo}
+	if code, out, errs := cli(t, env, "connect", url, "--token", token("alpha")); code != exitOK {
+		t.Fatalf("connect: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := cli(t, env, "call", "chat_channel_new", `{"name":"alpha--delta","parties":["delta"]}`); code != exitOK {
+		t.Fatalf("channel: %d %s %s", code, out, errs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errs := &syncBuffer{}, &lineSignal{first: make(chan struct{})}
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"watch"}, func(k string) string { return env[k] }, strings.NewReader(""), out, errs)
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-errs.first: // it has noted where the newest message is
+	case <-time.After(time.Minute):
+		t.Fatalf("watch said nothing: %s", errs.String())
+	}
+	say(gamma, "chat_say", `{"channel":"gamma--delta","text":"not for alpha"}`)
+	say(delta, "chat_say", `{"channel":"alpha--delta","text":"for alpha"}`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "alpha--delta"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch printed nothing for delta's say to alpha: %q (stderr %q)", out.String(), errs.String())
+		}
+	}
+	if strings.Contains(out.String(), "gamma--delta") {
+		t.Fatalf("a member's watch shows another party's channel:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a buffer written by one goroutine and read by another.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A certificate that cannot be loaded stops hub serve before it says it
+// serves, in one sentence; so does a bound of no connections.
+func TestHubServeChecksItsSettingsFirst(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(home, "hub.db")}
+	missing := filepath.Join(home, "missing.pem")
+	for _, args := range [][]string{
+		{"--tls-cert", missing, "--tls-key", missing},
+		{"--max-conns", "0"},
+		{"--max-conns-per-addr", "-1"},
+	} {
+		code, out, errs := cli(t, env, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, args...)...)
+		if code == exitOK || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, " — ") {
+			t.Errorf("hub serve %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+}
+
+// The connection bound stays at most half the open-file limit (which
+// hub serve raises to its hard limit first).
+func TestFitConnsKeepsToHalfTheFileLimit(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		want  int
+		files uint64
+		fit   int
+	}{{1024, 1 << 20, 1024}, {1024, 1024, 512}, {1024, 0, 1024}, {10, 1, 1}} {
+		if got := fitConns(c.want, c.files, log); got != c.fit {
+			t.Errorf("fitConns(%d, %d) = %d, want %d", c.want, c.files, got, c.fit)
+		}
+	}
 }

@@ -203,14 +203,18 @@ func (s *hubArrivals) next(ctx context.Context) ([]string, error) {
 	if !s.started {
 		return nil, s.start(ctx)
 	}
-	page, err := s.c.Arrivals(ctx, s.after, s.all)
-	if err != nil {
-		return nil, err
+	var lines []string
+	for {
+		page, err := s.c.Arrivals(ctx, s.after, s.all)
+		if err != nil {
+			return lines, err
+		}
+		s.after = page.Newest
+		for _, a := range page.Arrivals {
+			lines = append(lines, arrivalLine(a, !s.all))
+		}
+		if !page.More {
+			return lines, nil
+		}
 	}
-	s.after = page.Newest
-	lines := make([]string, len(page.Arrivals))
-	for i, a := range page.Arrivals {
-		lines[i] = arrivalLine(a, !s.all)
-	}
-	return lines, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/web"
 )
 
-const uiSynopsis = `ui [--listen 127.0.0.1:PORT] [--allow-remote]
+const uiSynopsis = `ui [--listen 127.0.0.1:PORT] [--allow-remote] [--allow-host NAME]...
 
 A live web page of the chat for the person who runs it: the channels with
 each party's unread count, a channel's threads with their items' states
@@ -20,6 +20,10 @@ without a reload. It only reads: no cursor moves, no party is made.
 
 It listens on this machine's loopback address only; --allow-remote lets it
 listen elsewhere (anyone who reaches the port then reads every message).
+It answers only requests for the address it listens on (and localhost's
+names on loopback, any of this machine's IP addresses on 0.0.0.0 or ::),
+so that a web page whose name is made to resolve here reads nothing;
+--allow-host NAME adds a name it is reached by (a DNS name, or a proxy's).
 Ctrl-C stops it.`
 
 // uiListen is the default address: loopback, a port of our own.
@@ -29,6 +33,8 @@ func uiCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flags("ui", uiSynopsis, stderr)
 	listen := fs.String("listen", uiListen, "serve on `ADDRESS` (host:port; port 0 picks a free one)")
 	remote := fs.Bool("allow-remote", false, "allow a non-loopback --listen address")
+	var hosts multiFlag
+	fs.Var(&hosts, "allow-host", "answer requests for `NAME` or NAME:PORT too (repeat for several)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
@@ -40,7 +46,7 @@ func uiCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "mcpp-chat ui: %v\n", err)
 		return exitUsage
 	}
-	if err := runUI(ctx, getenv, *listen, *remote, stdout); err != nil && ctx.Err() == nil {
+	if err := runUI(ctx, getenv, *listen, hosts, stdout); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "mcpp-chat ui: %v\n", err)
 		return exitError
 	}
@@ -67,7 +73,7 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func runUI(ctx context.Context, getenv func(string) string, listen string, remote bool, stdout io.Writer) error {
+func runUI(ctx context.Context, getenv func(string) string, listen string, hosts []string, stdout io.Writer) error {
 	in, err := locate(getenv, "")
 	if err != nil {
 		return err
@@ -86,7 +92,7 @@ func runUI(ctx context.Context, getenv func(string) string, listen string, remot
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (%v) — pick another port with --listen 127.0.0.1:PORT, or 127.0.0.1:0 for any free one", listen, err)
 	}
-	srv, err := web.New(r, web.Options{Changes: w, Listen: ln.Addr().String(), Remote: remote})
+	srv, err := web.New(r, web.Options{Changes: w, Listen: ln.Addr().String(), Hosts: hosts})
 	if err != nil {
 		ln.Close()
 		return err

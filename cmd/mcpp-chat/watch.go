@@ -94,7 +94,7 @@ func watchBanner(ctx context.Context, in install, db *dbSource, mine bool, comma
 	case in.onHub() && mine:
 		fmt.Fprintf(&b, "watching the team hub %s for what waits on %s", in.where(), in.party.Name)
 	case in.onHub():
-		fmt.Fprintf(&b, "watching the team hub %s (a line per new message)", in.where())
+		fmt.Fprintf(&b, "watching the team hub %s (a line per new message in %s's channels)", in.where(), in.party.Name)
 	case db == nil:
 		fmt.Fprintf(&b, "watching the tick file %s (a line per change to %s)", in.paths.Tick, in.paths.DB)
 	case in.onPostgres() && db.workspace == "":

@@ -350,10 +350,11 @@ type PartyRef struct {
 	MayCreate bool
 }
 
-// partyOf finds the party a reference names.
-func (t *tx) partyOf(r PartyRef) (party, error) {
+// partyOf finds the party a reference names, for a caller on a team hub
+// when team.
+func (t *tx) partyOf(r PartyRef, team bool) (party, error) {
 	if r.Folder == nil {
-		return t.partyByName(strings.TrimSpace(r.Name))
+		return t.partyByName(strings.TrimSpace(r.Name), team)
 	}
 	var p party
 	err := t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, r.Folder.Workspace).Scan(&p.id, &p.name)
@@ -391,7 +392,7 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 		}
 		seat := []party{p}
 		for _, r := range parties {
-			q, err := t.partyOf(r)
+			q, err := t.partyOf(r, me.Team)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -87,7 +88,8 @@ func (t *tx) locate(p party, addr, defaultChannel string) (target, error) {
 		if err != nil {
 			return target{}, err
 		}
-		return t.findInChannel(c, raw, ref, seq, isSeq, hashed)
+		x, err := t.findInChannel(c, raw, ref, seq, isSeq, hashed)
+		return t.visibleTo(p, c, raw, x, err)
 	}
 	if !isSeq {
 		found, err := t.findSlug(p, ref)
@@ -156,6 +158,23 @@ func (t *tx) findInChannel(c channel, raw, ref string, seq int64, isSeq, hashed 
 		return found[0], nil
 	}
 	return target{}, ambiguous(raw, found, 0)
+}
+
+// visibleTo lets p address x, found in c at raw, only if p sits in c or
+// consumes x (it may have left c): anything else, even that x exists or
+// what its slug (its title's words) is, belongs to the parties there.
+func (t *tx) visibleTo(p party, c channel, raw string, x target, found error) (target, error) {
+	seated, err := t.seated(c.id, p.id)
+	if err != nil || seated {
+		return x, cmp.Or(err, found)
+	}
+	if found == nil && x.kind == "ask" {
+		_, consumes, err := t.consumerRow(x.id, p.id)
+		if err != nil || consumes {
+			return x, err
+		}
+	}
+	return target{}, userErrorf("you are not in '%s', and not a consumer of %q — join the channel with chat_channel_join to read its messages", c.name, raw)
 }
 
 // messageAt is the message with seq in channel c, if there is one.
@@ -398,7 +417,7 @@ func (t *tx) chooseConsumers(c channel, author party, named []string) ([]party, 
 	}
 	var out []party
 	for _, n := range want {
-		q, err := t.partyByName(n)
+		q, err := t.partyByName(n, false) // seated, so it exists
 		if err != nil {
 			return nil, err
 		}

@@ -137,14 +137,19 @@ func (t *tx) freeName(base string) (string, error) {
 	}
 }
 
-// partyByName finds an existing party; the error tells how a party comes to exist.
-func (t *tx) partyByName(name string) (party, error) {
+// partyByName finds an existing party; the error tells how a party comes
+// to exist, for a caller on a team hub (team) too, where a path names no
+// party.
+func (t *tx) partyByName(name string, team bool) (party, error) {
 	p := party{name: name}
 	err := t.row(`SELECT id FROM parties WHERE name = ?`, name).Scan(&p.id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, userErrorf("no party named '%s' — a party exists once a session in its repo has called any chat tool; check the names in chat_whoami, or give the absolute path of its repository instead", name)
+	switch {
+	case !errors.Is(err, sql.ErrNoRows):
+		return p, err
+	case team:
+		return p, userErrorf("no party named '%s' — on a team hub a party exists once a session with its token has called any chat tool; check the names in chat_whoami, or ask that party's session to call one first", name)
 	}
-	return p, err
+	return p, userErrorf("no party named '%s' — a party exists once a session in its repo has called any chat tool; check the names in chat_whoami, or give the absolute path of its repository instead", name)
 }
 
 // PartyInfo is a known party as chat_whoami lists it.

@@ -343,20 +343,52 @@ func (r *ReadOnly) PendingFor(ctx context.Context, id Identity, newest int) (Pen
 		if err != nil {
 			return err
 		}
-		out = Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
-			WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
-		seats, err := t.seats(p.id)
+		out, err = t.pending(p, id, newest)
+		return err
+	})
+	return out, err
+}
+
+func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
+	out := Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
+		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
+	seats, err := t.seats(p.id)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range seats {
+		cp, err := t.channelPending(c, p.id, newest)
+		if err != nil {
+			return out, err
+		}
+		out.Channels = append(out.Channels, cp)
+	}
+	return out, t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+}
+
+// Seen is what a party can see, read at one moment: what waits on it,
+// and the newest message it can read (its own included). A hub names a
+// party's state by it, so that the name moves at a change that concerns
+// the party and at no other.
+type Seen struct {
+	Pending Pending
+	Newest  int64
+}
+
+// SeenBy reads what the party id can see, with at most newest unread
+// messages per channel. An unknown party gives ErrUnknownParty.
+func (r *ReadOnly) SeenBy(ctx context.Context, id Identity, newest int) (Seen, error) {
+	var out Seen
+	err := r.view(ctx, func(t *tx) error {
+		p, err := t.existingParty(id)
 		if err != nil {
 			return err
 		}
-		for _, c := range seats {
-			cp, err := t.channelPending(c, p.id, newest)
-			if err != nil {
-				return err
-			}
-			out.Channels = append(out.Channels, cp)
+		if out.Pending, err = t.pending(p, id, newest); err != nil {
+			return err
 		}
-		return t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+		out.Newest, err = t.newestReadable(p)
+		return err
 	})
 	return out, err
 }

@@ -76,15 +76,15 @@ func serveBench(b *testing.B, db string) (string, *Server) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { r.Close() })
-	s, err := New(r, Options{Remote: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: s.Handler()}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
+	s, err := New(r, Options{Listen: ln.Addr().String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.Handler()}
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String(), s

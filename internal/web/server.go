@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -33,8 +34,8 @@ type Server struct {
 	dbPath string
 	hub    *hub
 	page   *template.Template
-	// hosts are the Host headers answered; nil answers any (--allow-remote).
-	hosts map[string]bool
+	// hosts are the Host headers answered (hostsFor).
+	hosts hostRule
 	// now is the clock presence is measured against.
 	now func() time.Time
 }
@@ -48,10 +49,14 @@ type Options struct {
 	// Changes is the watcher chat_wait sleeps on; open pages are told of
 	// each change. nil: the pages are never told.
 	Changes Changes
-	// Listen is the address served; the Host headers its loopback names
-	// give are the only ones answered, unless Remote.
+	// Listen is the address served: the Host headers a browser sends for
+	// it (and for localhost, when it is a loopback address) are answered,
+	// and those of Hosts. A page whose name only resolves to this machine
+	// (DNS rebinding) gets nothing.
 	Listen string
-	Remote bool
+	// Hosts are more names the page answers to (--allow-host): NAME
+	// with the listen port or none, NAME:PORT as given.
+	Hosts []string
 }
 
 // New makes the server; Run must run for pages to hear of changes.
@@ -60,11 +65,8 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now}
-	if !o.Remote {
-		s.hosts = loopbackHosts(o.Listen)
-	}
-	return s, nil
+	return &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now,
+		hosts: hostsFor(o.Listen, o.Hosts)}, nil
 }
 
 // Run tells open pages of every change until ctx ends.
@@ -87,8 +89,8 @@ func (s *Server) Handler() http.Handler {
 // browser to run nothing but our own script.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.hosts != nil && !s.hosts[strings.ToLower(r.Host)] {
-			http.Error(w, "this page answers to its loopback address only — open it as http://"+firstHost(s.hosts)+"/", http.StatusMisdirectedRequest)
+		if !s.hosts.allows(r.Host) {
+			http.Error(w, "this page answers to http://"+s.hosts.first+"/ and the names given with --allow-host only — open it there, or start ui with --allow-host NAME for the name you used", http.StatusMisdirectedRequest)
 			return
 		}
 		h := w.Header()
@@ -100,30 +102,68 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// loopbackHosts are the Host headers a browser sends for a loopback
-// listen address: the address itself and localhost's names, with its port.
-func loopbackHosts(listen string) map[string]bool {
-	_, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return map[string]bool{}
-	}
-	out := map[string]bool{}
-	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
-		out[h+":"+port] = true
-	}
-	out[strings.ToLower(listen)] = true
-	return out
+// hostRule is which Host headers the page answers.
+type hostRule struct {
+	names map[string]bool // host:port, lowercase
+	port  string
+	// anyIP answers every IP address with the port: a server on all
+	// addresses is reached by any of this machine's, and a rebinding
+	// page always has a name.
+	anyIP bool
+	first string // the one the refusal points to
 }
 
-func firstHost(hosts map[string]bool) string {
-	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
-		for k := range hosts {
-			if strings.HasPrefix(k, h+":") {
-				return k
-			}
-		}
+// hostsFor is the rule for a server listening on listen, with the extra
+// names given.
+func hostsFor(listen string, extra []string) hostRule {
+	host, port, err := net.SplitHostPort(strings.ToLower(listen))
+	if err != nil {
+		return hostRule{names: map[string]bool{}, first: "127.0.0.1"}
 	}
-	return "127.0.0.1"
+	h := hostRule{names: map[string]bool{}, port: port, first: net.JoinHostPort(host, port)}
+	ip, _ := netip.ParseAddr(host)
+	switch {
+	case host == "" || ip.IsUnspecified():
+		h.anyIP = true
+		h.first = net.JoinHostPort("127.0.0.1", port)
+		h.addLoopback()
+	case host == "localhost" || ip.IsLoopback():
+		h.addLoopback()
+	}
+	h.names[net.JoinHostPort(host, port)] = true
+	for _, name := range extra {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, _, err := net.SplitHostPort(name); err == nil {
+			h.names[name] = true
+			continue
+		}
+		h.names[net.JoinHostPort(strings.Trim(name, "[]"), port)] = true
+		h.names[name] = true // behind a proxy on the scheme's own port
+	}
+	return h
+}
+
+func (h *hostRule) addLoopback() {
+	for _, name := range []string{"127.0.0.1", "localhost", "::1"} {
+		h.names[net.JoinHostPort(name, h.port)] = true
+	}
+}
+
+// allows reports whether the page answers a request for host.
+func (h hostRule) allows(host string) bool {
+	host = strings.ToLower(host)
+	if _, _, err := net.SplitHostPort(host); err != nil && h.port == "80" {
+		host = net.JoinHostPort(strings.Trim(host, "[]"), "80") // the scheme's own port is left out
+	}
+	if h.names[host] {
+		return true
+	}
+	name, port, err := net.SplitHostPort(host)
+	if err != nil || !h.anyIP || port != h.port {
+		return false
+	}
+	_, err = netip.ParseAddr(name)
+	return err == nil
 }
 
 // Serve serves h on ln until ctx ends, then stops: open event streams end

@@ -233,3 +233,46 @@ func (c *testChanges) change() {
 	close(c.ch)
 	c.ch = make(chan struct{})
 }
+
+// The Host headers answered follow the listen address: its own, and
+// localhost's names on loopback, any IP of this machine on all addresses,
+// and the names given with --allow-host; never another name.
+func TestHostsAnswered(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		extra  []string
+		yes    []string
+		no     []string
+	}{
+		{"127.0.0.1:7431", nil,
+			[]string{"127.0.0.1:7431", "localhost:7431", "LOCALHOST:7431", "[::1]:7431"},
+			[]string{"evil.example:7431", "evil.example", "127.0.0.1:80", "10.0.0.5:7431", ""}},
+		{"0.0.0.0:7431", nil,
+			[]string{"192.168.1.5:7431", "[fe80::1]:7431", "127.0.0.1:7431", "localhost:7431"},
+			[]string{"evil.example:7431", "192.168.1.5:8080", "myhost:7431", "192.168.1.5"}},
+		{"0.0.0.0:7431", []string{"myhost", "chat.example:443"},
+			[]string{"myhost:7431", "myhost", "MyHost:7431", "chat.example:443"},
+			[]string{"chat.example:7431", "evil.example:7431", "myhost:8080"}},
+		{"192.168.1.5:7431", nil,
+			[]string{"192.168.1.5:7431"},
+			[]string{"192.168.1.6:7431", "localhost:7431", "127.0.0.1:7431"}},
+		{"0.0.0.0:80", nil,
+			[]string{"192.168.1.5", "192.168.1.5:80", "localhost"},
+			[]string{"evil.example", "evil.example:80"}},
+		{"[::]:7431", nil,
+			[]string{"[2001:db8::1]:7431", "[::1]:7431"},
+			[]string{"evil.example:7431"}},
+	} {
+		rule := hostsFor(c.listen, c.extra)
+		for _, host := range c.yes {
+			if !rule.allows(host) {
+				t.Errorf("listening on %s (%v): Host %q refused", c.listen, c.extra, host)
+			}
+		}
+		for _, host := range c.no {
+			if rule.allows(host) {
+				t.Errorf("listening on %s (%v): Host %q answered", c.listen, c.extra, host)
+			}
+		}
+	}
+}

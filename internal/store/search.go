@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"unicode"
@@ -90,11 +91,7 @@ func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResul
 	if d.pg != nil {
 		return searchPostgres(ctx, d, a.Query, scope, a)
 	}
-	idx, err := d.search.get(ctx, d.path)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	return search(ctx, d, d.path, idx, query, scope, a)
+	return d.search.run(ctx, d, d.path, query, scope, a)
 }
 
 // Search is the person's search: every channel, or the one named.
@@ -117,11 +114,7 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	if r.pg != nil {
 		return searchPostgres(ctx, r, a.Query, scope, a)
 	}
-	idx, err := r.search.get(ctx, r.path)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	return search(ctx, r, r.path, idx, query, scope, a)
+	return r.search.run(ctx, r, r.path, query, scope, a)
 }
 
 // search brings the index up to date, ranks the hits in scope (nil: all
@@ -135,11 +128,10 @@ func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, qu
 		return out, err
 	}
 	ranked, total, err := idx.rank(ctx, query, scope, a)
-	if err != nil || len(ranked) == 0 {
-		out.Total = total
-		return out, err
-	}
 	out.Total = total
+	if err != nil || len(ranked) == 0 {
+		return out, idx.damaged(err)
+	}
 	err = src.view(ctx, func(t *tx) error {
 		var err error
 		out.Hits, err = t.describe(ranked)
@@ -385,11 +377,46 @@ type searchHolder struct {
 	idx *searchIndex
 }
 
+// run searches with the handle's index. An index found damaged — when it
+// is opened, or by the search itself — is removed and made anew, once; an
+// index whose file was replaced meanwhile is opened again.
+func (h *searchHolder) run(ctx context.Context, src viewer, dbPath, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+	for attempt := 1; ; attempt++ {
+		idx, err := h.get(ctx, dbPath)
+		res := SearchResult{Query: a.Query, Hits: []Hit{}}
+		if err == nil {
+			res, err = search(ctx, src, dbPath, idx, query, scope, a)
+		}
+		var damaged *damagedIndex
+		switch {
+		case errors.As(err, &damaged):
+			h.drop(idx)
+			damaged.remove()
+		case errors.Is(err, errIndexReplaced):
+			h.drop(idx)
+		default:
+			return res, err
+		}
+		if attempt == 2 {
+			if damaged == nil {
+				err = storageErrorf("the search index %s was replaced by another file while this search opened it — search again, and if this repeats, move the file aside", dbPath+SearchIndexSuffix)
+			}
+			return res, err
+		}
+	}
+}
+
+// get is the handle's index, opened on first use and again when its file
+// was removed or replaced since.
 func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.idx != nil {
+	if h.idx != nil && !h.idx.movedAway() {
 		return h.idx, nil
+	}
+	if h.idx != nil {
+		h.idx.close()
+		h.idx = nil
 	}
 	idx, err := openSearchIndex(ctx, dbPath)
 	if err != nil {
@@ -397,6 +424,17 @@ func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, er
 	}
 	h.idx = idx
 	return idx, nil
+}
+
+// drop closes idx, if it is still the handle's index, so that the next
+// search opens the file anew.
+func (h *searchHolder) drop(idx *searchIndex) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if idx != nil && h.idx == idx {
+		h.idx.close()
+		h.idx = nil
+	}
 }
 
 func (h *searchHolder) close() {

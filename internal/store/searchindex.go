@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -24,8 +25,10 @@ import (
 //   - the schema is shared with the Python edition, whose SQLite may lack
 //     FTS5: an FTS table (or a trigger feeding one) in chat.db could make
 //     its writes fail;
-//   - it is derived data: deleting it loses nothing, and a missing,
-//     corrupt or foreign one is rebuilt from the messages.
+//   - it is derived data: deleting it loses nothing, and a missing or
+//     damaged one is made anew from the messages, as is one made for
+//     another database. A file that is not an index of ours is never
+//     written: see searchfile.go.
 //
 // It is brought up to date on each search from a high-water mark, the
 // newest message id indexed: ids only grow (AUTOINCREMENT), and a row's
@@ -64,7 +67,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS hits USING fts5(title, slug, body,
 
 // searchIndex is an open index file.
 type searchIndex struct {
-	path string
+	path string      // "" for an index kept in memory
+	info fs.FileInfo // the file opened, as indexFile found it
 	db   *sql.DB
 	// mu lets one search of this process bring the index up to date at a
 	// time; the others wait for it here instead of on the file's lock.
@@ -72,44 +76,86 @@ type searchIndex struct {
 }
 
 // openSearchIndex opens (creating it if needed) the index of the database
-// at dbPath. An index that cannot be read is removed and made anew; one
-// that cannot be made beside the database (a folder the user may not
-// write) is kept in memory for this process instead.
+// at dbPath. One that cannot be made beside the database (a folder the
+// user may not write) is kept in memory for this process instead. A path
+// the index must not use is refused, and one SQLite cannot read comes back
+// as a *damagedIndex, for the caller to remove and open again.
 func openSearchIndex(ctx context.Context, dbPath string) (*searchIndex, error) {
 	path := dbPath + SearchIndexSuffix
 	x, err := openIndexFile(ctx, path)
-	if err == nil {
-		return x, nil
-	}
-	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
-		removeIndexFiles(path)
-		if x, err = openIndexFile(ctx, path); err == nil {
-			return x, nil
-		}
+	var se *StorageError
+	var damaged *damagedIndex
+	if err == nil || errors.As(err, &se) || errors.As(err, &damaged) || errors.Is(err, errIndexReplaced) {
+		return x, err
 	}
 	return openIndexMemory(ctx)
 }
 
 func openIndexFile(ctx context.Context, path string) (*searchIndex, error) {
-	if err := createOwnerOnly(path); err != nil {
+	info, err := indexFile(path)
+	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", DefaultBusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(wal)")
-	q.Add("_pragma", "synchronous(normal)") // derived data: a lost tail is indexed again
 	q.Set("_txlock", "immediate")
-	db, err := driver.Open("file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode(), fts5.Register)
+	db, err := driver.Open("file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode(),
+		func(c *sqlite3.Conn) error { return setUpIndexConn(c, path, info) })
 	if err != nil {
 		return nil, fmt.Errorf("open the search index %s: %w", path, err)
 	}
-	x := &searchIndex{path: path, db: db}
+	x := &searchIndex{path: path, info: info, db: db}
 	if err := x.prepare(ctx); err != nil {
 		db.Close()
+		if isCorrupt(err) {
+			return nil, &damagedIndex{path: path, info: info, err: err}
+		}
 		return nil, err
 	}
 	return x, nil
 }
+
+// setUpIndexConn checks what a new connection opened (checkOpened) and
+// only then sets it up: even switching to WAL writes to the file.
+func setUpIndexConn(c *sqlite3.Conn, path string, info fs.FileInfo) error {
+	if err := fts5.Register(c); err != nil {
+		return err
+	}
+	if err := c.BusyTimeout(DefaultBusyTimeout); err != nil {
+		return err
+	}
+	if err := checkOpened(c, path, info); err != nil {
+		return err
+	}
+	// synchronous=normal: derived data, a lost tail is indexed again.
+	return c.Exec(`PRAGMA journal_mode = wal; PRAGMA synchronous = normal`)
+}
+
+// movedAway reports that the index's path no longer names the file this
+// index has open: removed, or replaced (another process made a damaged
+// index anew). Searching on would use a file nobody else sees.
+func (x *searchIndex) movedAway() bool {
+	if x.path == "" {
+		return false
+	}
+	info, err := os.Lstat(x.path)
+	return err != nil || !os.SameFile(info, x.info)
+}
+
+// damaged is err, as a *damagedIndex when it says the index file cannot
+// be read. Errors of the chat database read beside it (fromChat) are left
+// as they are: the chat is not ours to remove.
+func (x *searchIndex) damaged(err error) error {
+	var chat fromChat
+	if x.path == "" || !isCorrupt(err) || errors.As(err, &chat) {
+		return err
+	}
+	return &damagedIndex{path: x.path, info: x.info, err: err}
+}
+
+// fromChat marks an error of the chat database met while indexing.
+type fromChat struct{ error }
+
+func (e fromChat) Unwrap() error { return e.error }
 
 // openIndexMemory is an index for this process alone, rebuilt by its first
 // search.
@@ -125,12 +171,6 @@ func openIndexMemory(ctx context.Context) (*searchIndex, error) {
 		return nil, err
 	}
 	return x, nil
-}
-
-func removeIndexFiles(path string) {
-	for _, f := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
-		os.Remove(f)
-	}
 }
 
 // prepare creates the tables, or drops an index of another layout and
@@ -234,6 +274,10 @@ func writeMark(ctx context.Context, q execer, m mark) error {
 func (x *searchIndex) catchUp(ctx context.Context, src viewer, dbPath string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.damaged(x.catchUpLocked(ctx, src, dbPath))
+}
+
+func (x *searchIndex) catchUpLocked(ctx context.Context, src viewer, dbPath string) error {
 	fp, known := Fingerprint(dbPath)
 	if known {
 		if last, err := x.meta(ctx, x.db, "fingerprint"); err == nil && last == fp {
@@ -309,7 +353,7 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 		return t.archivedUpTo(m.id, &nowArchived)
 	})
 	if err != nil {
-		return false, err
+		return false, fromChat{err}
 	}
 	if replaced {
 		if err := x.reset(ctx, itx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // pgSearchText is what a team store's search looks in: the same body,
@@ -65,31 +64,27 @@ func searchPostgres(ctx context.Context, src viewer, userQuery string, scope []i
 }
 
 // tsQuery is the search a person typed as a PostgreSQL text query, with
-// the same rules as on SQLite: every word must appear, "quoted words" are
-// a phrase, word* a prefix. Each term is a parameter, never SQL.
+// the same rules as on SQLite (searchTerms). Each term is a parameter,
+// never SQL.
 func tsQuery(q string) (string, []any, error) {
-	var parts []string
-	var args []any
-	for _, term := range splitTerms(q) {
-		prefix := strings.HasSuffix(term, "*")
-		term = strings.TrimRight(term, "*")
-		if !strings.ContainsFunc(term, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			continue
-		}
-		args = append(args, term)
-		switch n := len(args); {
-		case prefix && !strings.ContainsFunc(term, unicode.IsSpace):
+	terms, err := searchTerms(q)
+	if err != nil {
+		return "", nil, err
+	}
+	parts := make([]string, len(terms))
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t.text
+		switch n := i + 1; {
+		case t.prefix && !t.phrase():
 			// The last word's lexeme as a prefix: to_tsquery would read
 			// the person's punctuation as its own syntax.
-			parts = append(parts, fmt.Sprintf(`to_tsquery('simple', quote_literal(lower(?%d)) || ':*')`, n))
-		case strings.ContainsFunc(term, unicode.IsSpace):
-			parts = append(parts, fmt.Sprintf(`phraseto_tsquery('simple', ?%d)`, n))
+			parts[i] = fmt.Sprintf(`to_tsquery('simple', quote_literal(lower(?%d)) || ':*')`, n)
+		case t.phrase():
+			parts[i] = fmt.Sprintf(`phraseto_tsquery('simple', ?%d)`, n)
 		default:
-			parts = append(parts, fmt.Sprintf(`plainto_tsquery('simple', ?%d)`, n))
+			parts[i] = fmt.Sprintf(`plainto_tsquery('simple', ?%d)`, n)
 		}
-	}
-	if len(parts) == 0 {
-		return "", nil, userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
 	}
 	return strings.Join(parts, " && "), args, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Snippets mark the words a search matched with these two characters, so
@@ -331,29 +332,64 @@ func (t *tx) archivedRow(id int64) bool {
 	return archived
 }
 
-// ftsQuery turns what a person types into an FTS5 query: every word must
-// appear, "quoted words" make a phrase, a word ending in * is a prefix.
-// Each term goes to FTS5 quoted, so its own syntax (AND, OR, NEAR, column
-// filters, a leading -) never turns a search into an error; a term with
-// no letter or digit in it finds nothing and is dropped.
-func ftsQuery(q string) (string, error) {
-	var terms []string
+// The most a search looks for at once, the same on both engines. A query
+// of 5,000 prefixes took PostgreSQL's parser past its stack ("stack depth
+// limit exceeded"); a few words say what a person looks for, and a pasted
+// page is better told to pick them than searched for every word in it.
+const (
+	maxSearchTerms = 64
+	maxSearchChars = 1000
+)
+
+// searchTerm is one thing every hit must hold: a word, a "quoted phrase"
+// (text with spaces) or, with prefix, the start of a word.
+type searchTerm struct {
+	text   string
+	prefix bool
+}
+
+func (t searchTerm) phrase() bool { return strings.ContainsFunc(t.text, unicode.IsSpace) }
+
+// searchTerms reads what a person types: every word must appear, "quoted
+// words" make a phrase, a word ending in * is a prefix. A term with no
+// letter or digit in it finds nothing and is dropped.
+func searchTerms(q string) ([]searchTerm, error) {
+	if n := utf8.RuneCountInString(q); n > maxSearchChars {
+		return nil, userErrorf("the search is %d characters long, and at most %d are looked for — search for the few words that say most", n, maxSearchChars)
+	}
+	var terms []searchTerm
 	for _, t := range splitTerms(q) {
 		prefix := strings.HasSuffix(t, "*")
 		t = strings.TrimRight(t, "*")
-		if !strings.ContainsFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			continue
+		if strings.ContainsFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			terms = append(terms, searchTerm{text: t, prefix: prefix})
 		}
-		term := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		if prefix {
-			term += "*"
+	}
+	switch {
+	case len(terms) == 0:
+		return nil, userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
+	case len(terms) > maxSearchTerms:
+		return nil, userErrorf("the search has %d words, and at most %d are looked for at once — search for the few that say most (a \"quoted phrase\" counts as one)", len(terms), maxSearchTerms)
+	}
+	return terms, nil
+}
+
+// ftsQuery turns what a person types into an FTS5 query. Each term goes
+// to FTS5 quoted, so its own syntax (AND, OR, NEAR, column filters, a
+// leading -) never turns a search into an error.
+func ftsQuery(q string) (string, error) {
+	terms, err := searchTerms(q)
+	if err != nil {
+		return "", err
+	}
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
+		if t.prefix {
+			out[i] += "*"
 		}
-		terms = append(terms, term)
 	}
-	if len(terms) == 0 {
-		return "", userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
-	}
-	return strings.Join(terms, " "), nil
+	return strings.Join(out, " "), nil
 }
 
 // splitTerms splits on white space, keeping "quoted words" together.

@@ -14,7 +14,7 @@ const pgSearchText = `setweight(to_tsvector('simple', coalesce(m.title, '') || '
 // searchPostgres is Search on a team store: PostgreSQL's own full-text
 // search, the same words in the same scope, ranked by ts_rank (ties to the
 // newer message), each hit's passage marked as on SQLite.
-func searchPostgres(ctx context.Context, src viewer, userQuery string, scope []int64, a SearchArgs) (SearchResult, error) {
+func searchPostgres(ctx context.Context, src reader, userQuery string, scope []int64, a SearchArgs) (SearchResult, error) {
 	out := SearchResult{Query: a.Query, Hits: []Hit{}}
 	match, args, err := tsQuery(userQuery)
 	if err != nil {
@@ -34,7 +34,7 @@ func searchPostgres(ctx context.Context, src viewer, userQuery string, scope []i
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	err = src.view(ctx, func(t *tx) error {
+	err = src.read(ctx, func(t *tx) error {
 		if err := t.row(`SELECT count(*)`+where, args...).Scan(&out.Total); err != nil {
 			return err
 		}

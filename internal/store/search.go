@@ -62,30 +62,14 @@ const defaultSearchLimit = 20
 // Search is an agent's search: only the channels the caller sits in (the
 // ones chat_read can read), or the one it names, which it must sit in.
 // Like every tool call, it makes the caller's party at first sight; it
-// writes nothing else to the database.
+// writes nothing else to the database, and no writer ever waits for it
+// (searchread.go).
 func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResult, error) {
 	query, err := ftsQuery(a.Query)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	var scope []int64
-	err = d.view(ctx, func(t *tx) error {
-		p, err := t.me(me, false)
-		if err != nil {
-			return err
-		}
-		scope = []int64{}
-		if strings.TrimSpace(a.Channel) != "" {
-			c, err := t.seatedChannel(p, a.Channel, "")
-			scope = append(scope, c.id)
-			return err
-		}
-		seats, err := t.seats(p.id)
-		for _, c := range seats {
-			scope = append(scope, c.id)
-		}
-		return err
-	})
+	scope, err := d.searchScope(ctx, me, a.Channel)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -103,7 +87,7 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	}
 	var scope []int64 // nil: every channel
 	if strings.TrimSpace(a.Channel) != "" {
-		err := r.view(ctx, func(t *tx) error {
+		err := r.read(ctx, func(t *tx) error {
 			c, err := t.channelByName(a.Channel)
 			scope = []int64{c.id}
 			return err
@@ -120,7 +104,7 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 
 // search brings the index up to date, ranks the hits in scope (nil: all
 // channels) and describes them from the database.
-func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+func search(ctx context.Context, src reader, dbPath string, idx *searchIndex, query string, scope []int64, a SearchArgs) (SearchResult, error) {
 	out := SearchResult{Query: a.Query, Hits: []Hit{}}
 	if scope != nil && len(scope) == 0 {
 		return out, nil
@@ -133,7 +117,7 @@ func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, qu
 	if err != nil || len(ranked) == 0 {
 		return out, idx.damaged(err)
 	}
-	err = src.view(ctx, func(t *tx) error {
+	err = src.read(ctx, func(t *tx) error {
 		var err error
 		out.Hits, err = t.describe(ranked)
 		return err
@@ -416,7 +400,7 @@ type searchHolder struct {
 // run searches with the handle's index. An index found damaged — when it
 // is opened, or by the search itself — is removed and made anew, once; an
 // index whose file was replaced meanwhile is opened again.
-func (h *searchHolder) run(ctx context.Context, src viewer, dbPath, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string, scope []int64, a SearchArgs) (SearchResult, error) {
 	for attempt := 1; ; attempt++ {
 		idx, err := h.get(ctx, dbPath)
 		res := SearchResult{Query: a.Query, Hits: []Hit{}}

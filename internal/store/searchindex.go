@@ -45,11 +45,16 @@ const SearchIndexSuffix = ".search"
 // is dropped and rebuilt.
 const searchIndexVersion = "1"
 
-// searchBatch is how many messages one indexing step reads and writes, so
-// that a first index of a large history never holds the index's write lock
-// (or a read snapshot of the chat) for long, and processes indexing at the
-// same time take turns.
-const searchBatch = 5000
+// searchBatch and searchBatchBytes bound what one indexing step reads and
+// writes — so many messages, or the first to reach so much text — so that
+// a first index of a large history never holds the index's write lock, a
+// read snapshot of the chat (which keeps a checkpoint from finishing) or
+// memory for long, and processes indexing at the same time take turns.
+// Five thousand bodies of 64 KiB were 320 MB in one read.
+const (
+	searchBatch      = 5000
+	searchBatchBytes = 4 << 20
+)
 
 const searchSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -228,11 +233,6 @@ func setMeta(ctx context.Context, q execer, key, value string) error {
 	return err
 }
 
-// viewer is a handle that reads the chat database: DB or ReadOnly.
-type viewer interface {
-	view(ctx context.Context, fn func(*tx) error) error
-}
-
 // mark is where the index stands: the newest message indexed, that
 // message's time (a database replaced by another has other times), and
 // how many archived rows the chat had up to it.
@@ -271,13 +271,13 @@ func writeMark(ctx context.Context, q execer, m mark) error {
 // catchUp indexes what the chat database at dbPath holds beyond the mark.
 // When the database's Fingerprint is the one the index was last brought
 // up to date at, nothing was written since and it reads nothing.
-func (x *searchIndex) catchUp(ctx context.Context, src viewer, dbPath string) error {
+func (x *searchIndex) catchUp(ctx context.Context, src reader, dbPath string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.damaged(x.catchUpLocked(ctx, src, dbPath))
 }
 
-func (x *searchIndex) catchUpLocked(ctx context.Context, src viewer, dbPath string) error {
+func (x *searchIndex) catchUpLocked(ctx context.Context, src reader, dbPath string) error {
 	fp, known := Fingerprint(dbPath)
 	if known {
 		if last, err := x.meta(ctx, x.db, "fingerprint"); err == nil && last == fp {
@@ -310,7 +310,7 @@ type newDoc struct {
 
 // step indexes one batch in one transaction of the index; more reports
 // that the chat holds more messages beyond it.
-func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err error) {
+func (x *searchIndex) step(ctx context.Context, src reader) (more bool, err error) {
 	itx, err := x.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): one indexer at a time
 	if err != nil {
 		return false, fmt.Errorf("search index: %w", err)
@@ -321,16 +321,17 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 		return false, err
 	}
 	var batch []newDoc
+	var full bool           // the batch stopped at a bound: more may follow
 	var nowArchived []int64 // set when rows up to the mark were archived since
 	var replaced bool
 	next := m
-	err = src.view(ctx, func(t *tx) error {
+	err = src.read(ctx, func(t *tx) error {
 		var err error
-		batch, nowArchived, next = nil, nil, m
+		batch, full, nowArchived, next = nil, false, nil, m
 		if replaced, err = t.replacedSince(m); err != nil || replaced {
 			return err
 		}
-		if batch, err = t.docsAfter(m.id, searchBatch); err != nil {
+		if batch, full, err = t.docsAfter(m.id, searchBatch, searchBatchBytes); err != nil {
 			return err
 		}
 		if n := len(batch); n > 0 {
@@ -370,7 +371,7 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 	if err := itx.Commit(); err != nil {
 		return false, fmt.Errorf("search index: %w", err)
 	}
-	return len(batch) == searchBatch, nil
+	return full, nil
 }
 
 // replacedSince reports that the database is not the one the mark was
@@ -387,23 +388,28 @@ func (t *tx) replacedSince(m mark) (bool, error) {
 	return err == nil && at != m.at, err
 }
 
-// docsAfter loads up to n messages after id, in id order.
-func (t *tx) docsAfter(id int64, n int) ([]newDoc, error) {
+// docsAfter loads the messages after id, in id order: up to n, and none
+// after the first that brings their text to maxBytes. full reports that
+// it stopped at either bound: more may follow.
+func (t *tx) docsAfter(id int64, n, maxBytes int) (docs []newDoc, full bool, err error) {
 	rows, err := t.query(`SELECT id, channel_id, kind, is_archived, created_at, coalesce(title, ''), coalesce(slug, ''), body
 		FROM messages WHERE id > ? ORDER BY id LIMIT ?`, id, n)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
-	var out []newDoc
+	size := 0
 	for rows.Next() {
 		var d newDoc
 		if err := rows.Scan(&d.id, &d.channelID, &d.kind, &d.archived, &d.at, &d.title, &d.slug, &d.msg); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		out = append(out, d)
+		docs = append(docs, d)
+		if size += len(d.title) + len(d.slug) + len(d.msg); size >= maxBytes {
+			return docs, true, nil
+		}
 	}
-	return out, rows.Err()
+	return docs, len(docs) == n, rows.Err()
 }
 
 // archivedUpTo lists the archived rows up to id.

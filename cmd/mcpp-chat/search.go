@@ -16,7 +16,8 @@ const searchSynopsis = `search QUERY... [--channel C] [--archived] [--limit N] [
 Full-text search of every channel, live and archived: the bodies, item
 titles and slugs, best match first, each hit with its channel, seq and the
 matching passage. Every word must appear; "quoted words" match as a phrase,
-word* as a prefix. --archived searches only the archived threads. It only
+word* as a prefix; at most 64 of them (a phrase counts as one) in at most
+1,000 characters. --archived searches only the archived threads. It only
 reads the chat (its index is a file of its own beside the database,
 <db>.search, made and brought up to date by the search).`
 

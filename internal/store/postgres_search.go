@@ -3,8 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"unicode"
+	"time"
 )
 
 // pgSearchText is what a team store's search looks in: the same body,
@@ -12,10 +13,28 @@ import (
 // expression is the one idx_messages_search (pg/schema.sql) indexes.
 const pgSearchText = `setweight(to_tsvector('simple', coalesce(m.title, '') || ' ' || coalesce(m.slug, '')), 'A') || to_tsvector('simple', m.body)`
 
+// pgSearchTimeout bounds each statement of a search on a team store: a
+// word most messages of a long history hold is ranked in every one of
+// them, and rather than hold a connection and the server's time for as
+// long as that takes, the search stops and the person is told to narrow
+// it. (A variable for the test that stops one.)
+var pgSearchTimeout = 10 * time.Second
+
+// pgRankChars is how much of a body ranking reads. Ranking needs each
+// match's text vector, which the index does not give back: made from whole
+// 64 KiB bodies that was seconds for a few hundred matches. A message's
+// title, slug and opening say what it is about.
+const pgRankChars = 8192
+
+// pgRankText is pgSearchText with the body cut to its first pgRankChars
+// characters; matching still reads all of it (idx_messages_search).
+var pgRankText = strings.Replace(pgSearchText, "m.body", fmt.Sprintf("left(m.body, %d)", pgRankChars), 1)
+
 // searchPostgres is Search on a team store: PostgreSQL's own full-text
 // search, the same words in the same scope, ranked by ts_rank (ties to the
-// newer message), each hit's passage marked as on SQLite.
-func searchPostgres(ctx context.Context, src viewer, userQuery string, scope []int64, a SearchArgs) (SearchResult, error) {
+// newer message), each hit's passage marked as on SQLite. It reads in a
+// READ ONLY transaction of the pool and takes no lock (searchread.go).
+func searchPostgres(ctx context.Context, src reader, userQuery string, scope []int64, a SearchArgs) (SearchResult, error) {
 	out := SearchResult{Query: a.Query, Hits: []Hit{}}
 	match, args, err := tsQuery(userQuery)
 	if err != nil {
@@ -24,72 +43,137 @@ func searchPostgres(ctx context.Context, src viewer, userQuery string, scope []i
 	if scope != nil && len(scope) == 0 {
 		return out, nil
 	}
-	where := ` FROM messages m WHERE (` + pgSearchText + `) @@ (` + match + `)`
-	if scope != nil {
-		where += fmt.Sprintf(` AND m.channel_id = ANY(ARRAY[%s]::bigint[])`, joinIDs(scope))
-	}
-	if a.Archived != nil {
-		where += fmt.Sprintf(` AND m.is_archived = %d`, map[bool]int{false: 0, true: 1}[*a.Archived])
-	}
 	limit := a.Limit
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	err = src.view(ctx, func(t *tx) error {
-		if err := t.row(`SELECT count(*)`+where, args...).Scan(&out.Total); err != nil {
+	matched, from := pgMatches(match, scope, a.Archived)
+	err = src.read(ctx, func(t *tx) error {
+		if err := pgSearchSettings(t); err != nil {
 			return err
 		}
-		rows, err := t.query(`SELECT m.id, ts_headline('simple', coalesce(m.title, '') || ' ' || m.body, `+match+`,
-				'StartSel=`+MarkStart+`, StopSel=`+MarkEnd+`, MaxWords=30, MinWords=12, HighlightAll=false')`+where+
-			fmt.Sprintf(` ORDER BY ts_rank(%s, %s) DESC, m.id DESC LIMIT %d OFFSET %d`, pgSearchText, match, limit, max(a.Skip, 0)), args...)
+		if err := t.row(matched+`SELECT count(*)`+from, args...).Scan(&out.Total); err != nil {
+			return err
+		}
+		ids, err := t.ids(matched+`SELECT m.id`+from+
+			fmt.Sprintf(` ORDER BY ts_rank(%s, %s) DESC, m.id DESC LIMIT %d OFFSET %d`, pgRankText, match, limit, max(a.Skip, 0)), args...)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		page, err := t.headlines(match, args, ids)
 		if err != nil {
-			return err
-		}
-		var page []ranked
-		for rows.Next() {
-			var r ranked
-			if err := rows.Scan(&r.id, &r.snippet); err != nil {
-				rows.Close()
-				return err
-			}
-			page = append(page, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		out.Hits, err = t.describe(page)
 		return err
 	})
+	if sqlState(err) == "57014" && ctx.Err() == nil { // query_canceled: the statement_timeout
+		return out, userErrorf("the search took longer than %v and was stopped — narrow it: add a word, put words in \"quotes\" as a phrase, or search one channel", pgSearchTimeout)
+	}
 	return out, err
 }
 
-// tsQuery is the search a person typed as a PostgreSQL text query, with
-// the same rules as on SQLite: every word must appear, "quoted words" are
-// a phrase, word* a prefix. Each term is a parameter, never SQL.
-func tsQuery(q string) (string, []any, error) {
-	var parts []string
-	var args []any
-	for _, term := range splitTerms(q) {
-		prefix := strings.HasSuffix(term, "*")
-		term = strings.TrimRight(term, "*")
-		if !strings.ContainsFunc(term, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			continue
-		}
-		args = append(args, term)
-		switch n := len(args); {
-		case prefix && !strings.ContainsFunc(term, unicode.IsSpace):
-			// The last word's lexeme as a prefix: to_tsquery would read
-			// the person's punctuation as its own syntax.
-			parts = append(parts, fmt.Sprintf(`to_tsquery('simple', quote_literal(lower(?%d)) || ':*')`, n))
-		case strings.ContainsFunc(term, unicode.IsSpace):
-			parts = append(parts, fmt.Sprintf(`phraseto_tsquery('simple', ?%d)`, n))
-		default:
-			parts = append(parts, fmt.Sprintf(`plainto_tsquery('simple', ?%d)`, n))
+// pgSearchSettings bounds the search's statements in time and has them
+// find the matches through idx_messages_search. The planner prices
+// to_tsvector at its nominal cost, not by the length of the body, and so
+// may prefer a scan that makes every row's vector — whole bodies, each
+// time — to the index that holds them; a search has nothing else to scan
+// for.
+func pgSearchSettings(t *tx) error {
+	for _, set := range []string{
+		fmt.Sprintf(`SET LOCAL statement_timeout = %d`, pgSearchTimeout.Milliseconds()),
+		`SET LOCAL enable_seqscan = off`,
+	} {
+		if _, err := t.Tx.ExecContext(t.ctx, set); err != nil {
+			return err
 		}
 	}
-	if len(parts) == 0 {
-		return "", nil, userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
+	return nil
+}
+
+// pgMatches is a search's statement around its select list: the matches,
+// found by the text alone (a materialized CTE, so that the index on the
+// text is what finds them, whatever the scope), and the scope they are
+// kept to.
+func pgMatches(match string, scope []int64, archived *bool) (matched, from string) {
+	matched = `WITH matched AS MATERIALIZED (SELECT m.id FROM messages m WHERE (` + pgSearchText + `) @@ (` + match + `)) `
+	from = ` FROM matched JOIN messages m USING (id) WHERE true`
+	if scope != nil {
+		from += fmt.Sprintf(` AND m.channel_id = ANY(ARRAY[%s]::bigint[])`, joinIDs(scope))
+	}
+	if archived != nil {
+		from += fmt.Sprintf(` AND m.is_archived = %d`, map[bool]int{false: 0, true: 1}[*archived])
+	}
+	return matched, from
+}
+
+// ids runs a query of one column of ids.
+func (t *tx) ids(query string, args ...any) ([]int64, error) {
+	rows, err := t.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// headlines marks the matching passage of each of a page's hits, in the
+// page's order: made for the page alone, after ranking, never for every
+// match.
+func (t *tx) headlines(match string, args []any, ids []int64) ([]ranked, error) {
+	rows, err := t.query(fmt.Sprintf(`SELECT m.id, ts_headline('simple', coalesce(m.title, '') || ' ' || m.body, %s,
+			'StartSel=`+MarkStart+`, StopSel=`+MarkEnd+`, MaxWords=30, MinWords=12, HighlightAll=false')
+		FROM messages m WHERE m.id = ANY(?%d::bigint[])`, match, len(args)+1), append(slices.Clip(args), ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	snippets := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			return nil, err
+		}
+		snippets[id] = s
+	}
+	page := make([]ranked, len(ids))
+	for i, id := range ids {
+		page[i] = ranked{id: id, snippet: snippets[id]}
+	}
+	return page, rows.Err()
+}
+
+// tsQuery is the search a person typed as a PostgreSQL text query, with
+// the same rules as on SQLite (searchTerms). Each term is a parameter,
+// never SQL.
+func tsQuery(q string) (string, []any, error) {
+	terms, err := searchTerms(q)
+	if err != nil {
+		return "", nil, err
+	}
+	parts := make([]string, len(terms))
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t.text
+		switch n := i + 1; {
+		case t.prefix && !t.phrase():
+			// The last word's lexeme as a prefix: to_tsquery would read
+			// the person's punctuation as its own syntax.
+			parts[i] = fmt.Sprintf(`to_tsquery('simple', quote_literal(lower(?%d)) || ':*')`, n)
+		case t.phrase():
+			parts[i] = fmt.Sprintf(`phraseto_tsquery('simple', ?%d)`, n)
+		default:
+			parts[i] = fmt.Sprintf(`plainto_tsquery('simple', ?%d)`, n)
+		}
 	}
 	return strings.Join(parts, " && "), args, nil
 }

@@ -473,7 +473,7 @@ func (t *tx) existingParty(id Identity) (party, error) {
 	if id.Team {
 		key, by = id.Name, "name"
 	}
-	err := t.row(`SELECT id, name FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name)
+	err := t.row(`SELECT id, name, last_seen FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name, &p.lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, ErrUnknownParty
 	}

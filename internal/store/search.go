@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Snippets mark the words a search matched with these two characters, so
@@ -60,41 +62,21 @@ const defaultSearchLimit = 20
 // Search is an agent's search: only the channels the caller sits in (the
 // ones chat_read can read), or the one it names, which it must sit in.
 // Like every tool call, it makes the caller's party at first sight; it
-// writes nothing else to the database.
+// writes nothing else to the database, and no writer ever waits for it
+// (searchread.go).
 func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResult, error) {
 	query, err := ftsQuery(a.Query)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	var scope []int64
-	err = d.view(ctx, func(t *tx) error {
-		p, err := t.me(me, false)
-		if err != nil {
-			return err
-		}
-		scope = []int64{}
-		if strings.TrimSpace(a.Channel) != "" {
-			c, err := t.seatedChannel(p, a.Channel, "")
-			scope = append(scope, c.id)
-			return err
-		}
-		seats, err := t.seats(p.id)
-		for _, c := range seats {
-			scope = append(scope, c.id)
-		}
-		return err
-	})
+	scope, err := d.searchScope(ctx, me, a.Channel)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	if d.pg != nil {
 		return searchPostgres(ctx, d, a.Query, scope, a)
 	}
-	idx, err := d.search.get(ctx, d.path)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	return search(ctx, d, d.path, idx, query, scope, a)
+	return d.search.run(ctx, d, d.path, query, scope, a)
 }
 
 // Search is the person's search: every channel, or the one named.
@@ -105,7 +87,7 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	}
 	var scope []int64 // nil: every channel
 	if strings.TrimSpace(a.Channel) != "" {
-		err := r.view(ctx, func(t *tx) error {
+		err := r.read(ctx, func(t *tx) error {
 			c, err := t.channelByName(a.Channel)
 			scope = []int64{c.id}
 			return err
@@ -117,16 +99,12 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	if r.pg != nil {
 		return searchPostgres(ctx, r, a.Query, scope, a)
 	}
-	idx, err := r.search.get(ctx, r.path)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	return search(ctx, r, r.path, idx, query, scope, a)
+	return r.search.run(ctx, r, r.path, query, scope, a)
 }
 
 // search brings the index up to date, ranks the hits in scope (nil: all
 // channels) and describes them from the database.
-func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+func search(ctx context.Context, src reader, dbPath string, idx *searchIndex, query string, scope []int64, a SearchArgs) (SearchResult, error) {
 	out := SearchResult{Query: a.Query, Hits: []Hit{}}
 	if scope != nil && len(scope) == 0 {
 		return out, nil
@@ -135,12 +113,11 @@ func search(ctx context.Context, src viewer, dbPath string, idx *searchIndex, qu
 		return out, err
 	}
 	ranked, total, err := idx.rank(ctx, query, scope, a)
-	if err != nil || len(ranked) == 0 {
-		out.Total = total
-		return out, err
-	}
 	out.Total = total
-	err = src.view(ctx, func(t *tx) error {
+	if err != nil || len(ranked) == 0 {
+		return out, idx.damaged(err)
+	}
+	err = src.read(ctx, func(t *tx) error {
 		var err error
 		out.Hits, err = t.describe(ranked)
 		return err
@@ -339,29 +316,64 @@ func (t *tx) archivedRow(id int64) bool {
 	return archived
 }
 
-// ftsQuery turns what a person types into an FTS5 query: every word must
-// appear, "quoted words" make a phrase, a word ending in * is a prefix.
-// Each term goes to FTS5 quoted, so its own syntax (AND, OR, NEAR, column
-// filters, a leading -) never turns a search into an error; a term with
-// no letter or digit in it finds nothing and is dropped.
-func ftsQuery(q string) (string, error) {
-	var terms []string
+// The most a search looks for at once, the same on both engines. A query
+// of 5,000 prefixes took PostgreSQL's parser past its stack ("stack depth
+// limit exceeded"); a few words say what a person looks for, and a pasted
+// page is better told to pick them than searched for every word in it.
+const (
+	maxSearchTerms = 64
+	maxSearchChars = 1000
+)
+
+// searchTerm is one thing every hit must hold: a word, a "quoted phrase"
+// (text with spaces) or, with prefix, the start of a word.
+type searchTerm struct {
+	text   string
+	prefix bool
+}
+
+func (t searchTerm) phrase() bool { return strings.ContainsFunc(t.text, unicode.IsSpace) }
+
+// searchTerms reads what a person types: every word must appear, "quoted
+// words" make a phrase, a word ending in * is a prefix. A term with no
+// letter or digit in it finds nothing and is dropped.
+func searchTerms(q string) ([]searchTerm, error) {
+	if n := utf8.RuneCountInString(q); n > maxSearchChars {
+		return nil, userErrorf("the search is %d characters long, and at most %d are looked for — search for the few words that say most", n, maxSearchChars)
+	}
+	var terms []searchTerm
 	for _, t := range splitTerms(q) {
 		prefix := strings.HasSuffix(t, "*")
 		t = strings.TrimRight(t, "*")
-		if !strings.ContainsFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			continue
+		if strings.ContainsFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			terms = append(terms, searchTerm{text: t, prefix: prefix})
 		}
-		term := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		if prefix {
-			term += "*"
+	}
+	switch {
+	case len(terms) == 0:
+		return nil, userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
+	case len(terms) > maxSearchTerms:
+		return nil, userErrorf("the search has %d words, and at most %d are looked for at once — search for the few that say most (a \"quoted phrase\" counts as one)", len(terms), maxSearchTerms)
+	}
+	return terms, nil
+}
+
+// ftsQuery turns what a person types into an FTS5 query. Each term goes
+// to FTS5 quoted, so its own syntax (AND, OR, NEAR, column filters, a
+// leading -) never turns a search into an error.
+func ftsQuery(q string) (string, error) {
+	terms, err := searchTerms(q)
+	if err != nil {
+		return "", err
+	}
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
+		if t.prefix {
+			out[i] += "*"
 		}
-		terms = append(terms, term)
 	}
-	if len(terms) == 0 {
-		return "", userErrorf("the search has no word to look for — give at least one word of the message, title or slug")
-	}
-	return strings.Join(terms, " "), nil
+	return strings.Join(out, " "), nil
 }
 
 // splitTerms splits on white space, keeping "quoted words" together.
@@ -385,11 +397,46 @@ type searchHolder struct {
 	idx *searchIndex
 }
 
+// run searches with the handle's index. An index found damaged — when it
+// is opened, or by the search itself — is removed and made anew, once; an
+// index whose file was replaced meanwhile is opened again.
+func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+	for attempt := 1; ; attempt++ {
+		idx, err := h.get(ctx, dbPath)
+		res := SearchResult{Query: a.Query, Hits: []Hit{}}
+		if err == nil {
+			res, err = search(ctx, src, dbPath, idx, query, scope, a)
+		}
+		var damaged *damagedIndex
+		switch {
+		case errors.As(err, &damaged):
+			h.drop(idx)
+			damaged.remove()
+		case errors.Is(err, errIndexReplaced):
+			h.drop(idx)
+		default:
+			return res, err
+		}
+		if attempt == 2 {
+			if damaged == nil {
+				err = storageErrorf("the search index %s was replaced by another file while this search opened it — search again, and if this repeats, move the file aside", dbPath+SearchIndexSuffix)
+			}
+			return res, err
+		}
+	}
+}
+
+// get is the handle's index, opened on first use and again when its file
+// was removed or replaced since.
 func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.idx != nil {
+	if h.idx != nil && !h.idx.movedAway() {
 		return h.idx, nil
+	}
+	if h.idx != nil {
+		h.idx.close()
+		h.idx = nil
 	}
 	idx, err := openSearchIndex(ctx, dbPath)
 	if err != nil {
@@ -397,6 +444,17 @@ func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, er
 	}
 	h.idx = idx
 	return idx, nil
+}
+
+// drop closes idx, if it is still the handle's index, so that the next
+// search opens the file anew.
+func (h *searchHolder) drop(idx *searchIndex) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if idx != nil && h.idx == idx {
+		h.idx.close()
+		h.idx = nil
+	}
 }
 
 func (h *searchHolder) close() {

@@ -248,3 +248,48 @@ func TestConcurrentSearchesWhileWriting(t *testing.T) {
 		t.Fatalf("total = %d, want each of 350 once", got.Total)
 	}
 }
+
+// numbered is n words, prefix1 … prefixN, each followed by suffix.
+func numbered(prefix string, n int, suffix string) string {
+	words := make([]string, n)
+	for i := range words {
+		words[i] = fmt.Sprintf("%s%d%s", prefix, i+1, suffix)
+	}
+	return strings.Join(words, " ")
+}
+
+// A search looks for at most maxSearchTerms terms in at most
+// maxSearchChars characters, the same on both engines, for an agent and a
+// person alike: 5,000 prefixes failed inside PostgreSQL with "stack depth
+// limit exceeded".
+func TestSearchBoundsWhatItLooksFor(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		phrase := numbered("p", 221, "")
+		if n := len(phrase) + 2; n > maxSearchChars || n < maxSearchChars-10 {
+			t.Fatalf("the phrase is %d characters with its quotes; make it just fit", n)
+		}
+		must(t)(db.Say(ctx, gw, SayArgs{Text: numbered("w", 64, "") + " " + phrase, Channel: "gw--dash"}))
+		r := openRO(t, db.Path())
+		for q, want := range map[string]string{
+			numbered("w", 5000, "*"):                   "characters long, and at most 1000 are looked for — search for the few words",
+			numbered("w", 65, ""):                      "has 65 words, and at most 64 are looked for at once — search for the few",
+			strings.Repeat("x", maxSearchChars+1):      "at most 1000 are looked for",
+			`"` + phrase + `" ` + numbered("w", 4, ""): "at most 1000 are looked for",
+		} {
+			_, err := db.Search(ctx, gw, SearchArgs{Query: q})
+			refused(t, err, want)
+			_, err = r.Search(ctx, SearchArgs{Query: q})
+			refused(t, err, want)
+		}
+		for _, q := range []string{numbered("w", 64, "*"), `"` + phrase + `"`} {
+			if got := must2[SearchResult](t)(r.Search(ctx, SearchArgs{Query: q})); got.Total != 1 {
+				t.Fatalf("%.40q…: %+v", q, got)
+			}
+			if got := must2[SearchResult](t)(db.Search(ctx, gw, SearchArgs{Query: q})); got.Total != 1 {
+				t.Fatalf("%.40q… as an agent: %+v", q, got)
+			}
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -24,8 +25,10 @@ import (
 //   - the schema is shared with the Python edition, whose SQLite may lack
 //     FTS5: an FTS table (or a trigger feeding one) in chat.db could make
 //     its writes fail;
-//   - it is derived data: deleting it loses nothing, and a missing,
-//     corrupt or foreign one is rebuilt from the messages.
+//   - it is derived data: deleting it loses nothing, and a missing or
+//     damaged one is made anew from the messages, as is one made for
+//     another database. A file that is not an index of ours is never
+//     written: see searchfile.go.
 //
 // It is brought up to date on each search from a high-water mark, the
 // newest message id indexed: ids only grow (AUTOINCREMENT), and a row's
@@ -42,11 +45,16 @@ const SearchIndexSuffix = ".search"
 // is dropped and rebuilt.
 const searchIndexVersion = "1"
 
-// searchBatch is how many messages one indexing step reads and writes, so
-// that a first index of a large history never holds the index's write lock
-// (or a read snapshot of the chat) for long, and processes indexing at the
-// same time take turns.
-const searchBatch = 5000
+// searchBatch and searchBatchBytes bound what one indexing step reads and
+// writes — so many messages, or the first to reach so much text — so that
+// a first index of a large history never holds the index's write lock, a
+// read snapshot of the chat (which keeps a checkpoint from finishing) or
+// memory for long, and processes indexing at the same time take turns.
+// Five thousand bodies of 64 KiB were 320 MB in one read.
+const (
+	searchBatch      = 5000
+	searchBatchBytes = 4 << 20
+)
 
 const searchSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -64,7 +72,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS hits USING fts5(title, slug, body,
 
 // searchIndex is an open index file.
 type searchIndex struct {
-	path string
+	path string      // "" for an index kept in memory
+	info fs.FileInfo // the file opened, as indexFile found it
 	db   *sql.DB
 	// mu lets one search of this process bring the index up to date at a
 	// time; the others wait for it here instead of on the file's lock.
@@ -72,44 +81,86 @@ type searchIndex struct {
 }
 
 // openSearchIndex opens (creating it if needed) the index of the database
-// at dbPath. An index that cannot be read is removed and made anew; one
-// that cannot be made beside the database (a folder the user may not
-// write) is kept in memory for this process instead.
+// at dbPath. One that cannot be made beside the database (a folder the
+// user may not write) is kept in memory for this process instead. A path
+// the index must not use is refused, and one SQLite cannot read comes back
+// as a *damagedIndex, for the caller to remove and open again.
 func openSearchIndex(ctx context.Context, dbPath string) (*searchIndex, error) {
 	path := dbPath + SearchIndexSuffix
 	x, err := openIndexFile(ctx, path)
-	if err == nil {
-		return x, nil
-	}
-	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
-		removeIndexFiles(path)
-		if x, err = openIndexFile(ctx, path); err == nil {
-			return x, nil
-		}
+	var se *StorageError
+	var damaged *damagedIndex
+	if err == nil || errors.As(err, &se) || errors.As(err, &damaged) || errors.Is(err, errIndexReplaced) {
+		return x, err
 	}
 	return openIndexMemory(ctx)
 }
 
 func openIndexFile(ctx context.Context, path string) (*searchIndex, error) {
-	if err := createOwnerOnly(path); err != nil {
+	info, err := indexFile(path)
+	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", DefaultBusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(wal)")
-	q.Add("_pragma", "synchronous(normal)") // derived data: a lost tail is indexed again
 	q.Set("_txlock", "immediate")
-	db, err := driver.Open("file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode(), fts5.Register)
+	db, err := driver.Open("file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode(),
+		func(c *sqlite3.Conn) error { return setUpIndexConn(c, path, info) })
 	if err != nil {
 		return nil, fmt.Errorf("open the search index %s: %w", path, err)
 	}
-	x := &searchIndex{path: path, db: db}
+	x := &searchIndex{path: path, info: info, db: db}
 	if err := x.prepare(ctx); err != nil {
 		db.Close()
+		if isCorrupt(err) {
+			return nil, &damagedIndex{path: path, info: info, err: err}
+		}
 		return nil, err
 	}
 	return x, nil
 }
+
+// setUpIndexConn checks what a new connection opened (checkOpened) and
+// only then sets it up: even switching to WAL writes to the file.
+func setUpIndexConn(c *sqlite3.Conn, path string, info fs.FileInfo) error {
+	if err := fts5.Register(c); err != nil {
+		return err
+	}
+	if err := c.BusyTimeout(DefaultBusyTimeout); err != nil {
+		return err
+	}
+	if err := checkOpened(c, path, info); err != nil {
+		return err
+	}
+	// synchronous=normal: derived data, a lost tail is indexed again.
+	return c.Exec(`PRAGMA journal_mode = wal; PRAGMA synchronous = normal`)
+}
+
+// movedAway reports that the index's path no longer names the file this
+// index has open: removed, or replaced (another process made a damaged
+// index anew). Searching on would use a file nobody else sees.
+func (x *searchIndex) movedAway() bool {
+	if x.path == "" {
+		return false
+	}
+	info, err := os.Lstat(x.path)
+	return err != nil || !os.SameFile(info, x.info)
+}
+
+// damaged is err, as a *damagedIndex when it says the index file cannot
+// be read. Errors of the chat database read beside it (fromChat) are left
+// as they are: the chat is not ours to remove.
+func (x *searchIndex) damaged(err error) error {
+	var chat fromChat
+	if x.path == "" || !isCorrupt(err) || errors.As(err, &chat) {
+		return err
+	}
+	return &damagedIndex{path: x.path, info: x.info, err: err}
+}
+
+// fromChat marks an error of the chat database met while indexing.
+type fromChat struct{ error }
+
+func (e fromChat) Unwrap() error { return e.error }
 
 // openIndexMemory is an index for this process alone, rebuilt by its first
 // search.
@@ -125,12 +176,6 @@ func openIndexMemory(ctx context.Context) (*searchIndex, error) {
 		return nil, err
 	}
 	return x, nil
-}
-
-func removeIndexFiles(path string) {
-	for _, f := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
-		os.Remove(f)
-	}
 }
 
 // prepare creates the tables, or drops an index of another layout and
@@ -188,11 +233,6 @@ func setMeta(ctx context.Context, q execer, key, value string) error {
 	return err
 }
 
-// viewer is a handle that reads the chat database: DB or ReadOnly.
-type viewer interface {
-	view(ctx context.Context, fn func(*tx) error) error
-}
-
 // mark is where the index stands: the newest message indexed, that
 // message's time (a database replaced by another has other times), and
 // how many archived rows the chat had up to it.
@@ -231,9 +271,13 @@ func writeMark(ctx context.Context, q execer, m mark) error {
 // catchUp indexes what the chat database at dbPath holds beyond the mark.
 // When the database's Fingerprint is the one the index was last brought
 // up to date at, nothing was written since and it reads nothing.
-func (x *searchIndex) catchUp(ctx context.Context, src viewer, dbPath string) error {
+func (x *searchIndex) catchUp(ctx context.Context, src reader, dbPath string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.damaged(x.catchUpLocked(ctx, src, dbPath))
+}
+
+func (x *searchIndex) catchUpLocked(ctx context.Context, src reader, dbPath string) error {
 	fp, known := Fingerprint(dbPath)
 	if known {
 		if last, err := x.meta(ctx, x.db, "fingerprint"); err == nil && last == fp {
@@ -266,7 +310,7 @@ type newDoc struct {
 
 // step indexes one batch in one transaction of the index; more reports
 // that the chat holds more messages beyond it.
-func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err error) {
+func (x *searchIndex) step(ctx context.Context, src reader) (more bool, err error) {
 	itx, err := x.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): one indexer at a time
 	if err != nil {
 		return false, fmt.Errorf("search index: %w", err)
@@ -277,16 +321,17 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 		return false, err
 	}
 	var batch []newDoc
+	var full bool           // the batch stopped at a bound: more may follow
 	var nowArchived []int64 // set when rows up to the mark were archived since
 	var replaced bool
 	next := m
-	err = src.view(ctx, func(t *tx) error {
+	err = src.read(ctx, func(t *tx) error {
 		var err error
-		batch, nowArchived, next = nil, nil, m
+		batch, full, nowArchived, next = nil, false, nil, m
 		if replaced, err = t.replacedSince(m); err != nil || replaced {
 			return err
 		}
-		if batch, err = t.docsAfter(m.id, searchBatch); err != nil {
+		if batch, full, err = t.docsAfter(m.id, searchBatch, searchBatchBytes); err != nil {
 			return err
 		}
 		if n := len(batch); n > 0 {
@@ -309,7 +354,7 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 		return t.archivedUpTo(m.id, &nowArchived)
 	})
 	if err != nil {
-		return false, err
+		return false, fromChat{err}
 	}
 	if replaced {
 		if err := x.reset(ctx, itx); err != nil {
@@ -326,7 +371,7 @@ func (x *searchIndex) step(ctx context.Context, src viewer) (more bool, err erro
 	if err := itx.Commit(); err != nil {
 		return false, fmt.Errorf("search index: %w", err)
 	}
-	return len(batch) == searchBatch, nil
+	return full, nil
 }
 
 // replacedSince reports that the database is not the one the mark was
@@ -343,23 +388,28 @@ func (t *tx) replacedSince(m mark) (bool, error) {
 	return err == nil && at != m.at, err
 }
 
-// docsAfter loads up to n messages after id, in id order.
-func (t *tx) docsAfter(id int64, n int) ([]newDoc, error) {
+// docsAfter loads the messages after id, in id order: up to n, and none
+// after the first that brings their text to maxBytes. full reports that
+// it stopped at either bound: more may follow.
+func (t *tx) docsAfter(id int64, n, maxBytes int) (docs []newDoc, full bool, err error) {
 	rows, err := t.query(`SELECT id, channel_id, kind, is_archived, created_at, coalesce(title, ''), coalesce(slug, ''), body
 		FROM messages WHERE id > ? ORDER BY id LIMIT ?`, id, n)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
-	var out []newDoc
+	size := 0
 	for rows.Next() {
 		var d newDoc
 		if err := rows.Scan(&d.id, &d.channelID, &d.kind, &d.archived, &d.at, &d.title, &d.slug, &d.msg); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		out = append(out, d)
+		docs = append(docs, d)
+		if size += len(d.title) + len(d.slug) + len(d.msg); size >= maxBytes {
+			return docs, true, nil
+		}
 	}
-	return out, rows.Err()
+	return docs, len(docs) == n, rows.Err()
 }
 
 // archivedUpTo lists the archived rows up to id.

@@ -3,10 +3,12 @@ package web
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -201,6 +203,21 @@ func TestUnknownChannelIsASentence(t *testing.T) {
 	code, page := get(t, ts.URL+"/c/nope")
 	if code != http.StatusBadRequest || !strings.Contains(page, `class="problem"`) {
 		t.Fatalf("GET /c/nope = %d\n%s", code, page)
+	}
+}
+
+// A search past the bound of what it looks for gets the store's sentence,
+// as an agent's does.
+func TestSearchBoundIsASentence(t *testing.T) {
+	db := chat(t)
+	ts, _ := serve(t, db.Path(), nil)
+	words := make([]string, 65)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i)
+	}
+	code, page := get(t, ts.URL+"/search?q="+url.QueryEscape(strings.Join(words, " ")))
+	if code != http.StatusBadRequest || !strings.Contains(page, "has 65 words, and at most 64 are looked for at once") {
+		t.Fatalf("GET /search with 65 words = %d\n%s", code, page)
 	}
 }
 

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bigBody is about size bytes of words, most in every body (ipsum, dolor…),
+// a few in this one only (lorem<i>).
+func bigBody(i, size int) string {
+	var b strings.Builder
+	for b.Len() < size {
+		fmt.Fprintf(&b, "word%d lorem%d ipsum dolor%d ", b.Len()%977, i, b.Len()%131)
+	}
+	return b.String()
+}
+
+// bigChannel fills gw--dash with n messages of size bytes each.
+func bigChannel(t *testing.T, db *DB, n, size int) {
+	t.Helper()
+	for i := range n {
+		must(t)(db.Say(context.Background(), gw, SayArgs{Text: bigBody(i, size), Channel: "gw--dash"}))
+	}
+}
+
+// A search runs on the read path: however long it takes — a first index
+// of 26 MB of bodies on SQLite, 400 matches of 64 KiB to rank on
+// PostgreSQL — every say beside it goes through, and is stored once. On
+// PostgreSQL a search held the store's write lock throughout, and a say
+// beside it failed as busy after its 5 s.
+func TestSearchNeverMakesAWriterWait(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		bigChannel(t, db, 400, 64<<10)
+		r := openRO(t, db.Path())
+		searches := make(chan error, 2)
+		search := func(who string, run func() (SearchResult, error)) {
+			start := time.Now()
+			got, err := run()
+			t.Logf("%s's search: %d hits in %v (%v)", who, got.Total, time.Since(start).Round(time.Millisecond), err)
+			searches <- err
+		}
+		go search("an agent", func() (SearchResult, error) { return db.Search(ctx, dash, SearchArgs{Query: "ipsum"}) })
+		go search("a person", func() (SearchResult, error) { return r.Search(ctx, SearchArgs{Query: "dolor*"}) })
+		var said []string
+		for running := 2; running > 0; {
+			select {
+			case err := <-searches:
+				running--
+				// A search may be told to narrow itself (PostgreSQL's
+				// statement timeout); what is tested is the writer.
+				if err != nil && !strings.Contains(err.Error(), "was stopped — narrow it") {
+					t.Errorf("search: %v", err)
+				}
+				continue
+			default:
+			}
+			text := fmt.Sprintf("said beside the search, %d", len(said))
+			if _, err := db.Say(ctx, gw, SayArgs{Text: text, Channel: "gw--dash"}); err != nil {
+				t.Fatalf("say %d beside the search (busy: %v): %v", len(said), errors.Is(err, ErrBusy), err)
+			}
+			said = append(said, text)
+		}
+		t.Logf("%d says beside the searches", len(said))
+		stored := map[string]int{}
+		rows, err := db.sql.Query(`SELECT body FROM messages WHERE body LIKE 'said beside the search, %'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var body string
+			if err := rows.Scan(&body); err != nil {
+				t.Fatal(err)
+			}
+			stored[body]++
+		}
+		if len(stored) != len(said) {
+			t.Fatalf("%d says stored, %d made", len(stored), len(said))
+		}
+		for _, text := range said {
+			if stored[text] != 1 {
+				t.Fatalf("%q stored %d times", text, stored[text])
+			}
+		}
+	})
+}
+
+// One indexing step holds a bounded amount of text: it used to read up to
+// 5,000 whole bodies (320 MB of 64 KiB ones) under one read snapshot.
+func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	bigChannel(t, db, 200, 64<<10)
+	idx, err := openSearchIndex(ctx, db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.close()
+	more, err := idx.step(ctx, openRO(t, db.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.readMark(ctx, idx.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read, last int64
+	if err := db.sql.QueryRow(`SELECT (SELECT coalesce(sum(length(body)), 0) FROM messages WHERE id <= ?), (SELECT max(id) FROM messages)`, m.id).
+		Scan(&read, &last); err != nil {
+		t.Fatal(err)
+	}
+	if !more || m.id >= last || read > searchBatchBytes+64<<10 {
+		t.Fatalf("one step read %d bytes, up to message %d of %d (more: %v)", read, m.id, last, more)
+	}
+	for more {
+		if more, err = idx.step(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m, _ := idx.readMark(ctx, idx.db); m.id != last {
+		t.Fatalf("the steps stopped at %d of %d", m.id, last)
+	}
+}
+
+// A search that outlives its time on a team store is stopped, and the
+// person told how to narrow it, in a sentence.
+func TestPostgresSearchPastItsTimeSaysToNarrowIt(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		bigChannel(t, db, 50, 64<<10)
+		defer func(was time.Duration) { pgSearchTimeout = was }(pgSearchTimeout)
+		pgSearchTimeout = time.Millisecond // a phrase is checked in every body: far longer
+		_, err := db.Search(ctx, dash, SearchArgs{Query: `"ipsum dolor3"`})
+		refused(t, err, "the search took longer than 1ms and was stopped — narrow it")
+	})
+}
+
+// The agent's search reads its scope without writing — but, like every
+// call, makes the caller's party at first sight and notes it as seen once
+// its last sighting is a minute old.
+func TestAgentSearchMakesItsPartyAndNotesItSeen(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		db := worldWith(t, Options{Clock: func() time.Time { return now }})
+		ctx := context.Background()
+		newcomer := Identity{Name: "newcomer", Workspace: "/srv/newcomer"}
+		if got := must2[SearchResult](t)(db.Search(ctx, newcomer, SearchArgs{Query: "anything"})); got.Total != 0 {
+			t.Fatalf("a party in no channel found %+v", got)
+		}
+		seen := func(name string) string {
+			var at string
+			if err := db.sql.QueryRow(`SELECT last_seen FROM parties WHERE name = '` + name + `'`).Scan(&at); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return at
+		}
+		if seen("newcomer") != Timestamp(now) {
+			t.Fatalf("newcomer last seen %s", seen("newcomer"))
+		}
+		now = now.Add(30 * time.Second)
+		must(t)(db.Search(ctx, gw, SearchArgs{Query: "anything"}))
+		if seen("mesh-gw") == Timestamp(now) {
+			t.Fatal("a sighting under a minute old was written again")
+		}
+		now = now.Add(time.Minute)
+		must(t)(db.Search(ctx, gw, SearchArgs{Query: "anything"}))
+		if seen("mesh-gw") != Timestamp(now) {
+			t.Fatalf("mesh-gw last seen %s, now %s", seen("mesh-gw"), Timestamp(now))
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/tools"
 )
@@ -41,7 +42,7 @@ type Client struct {
 func NewClient(rawURL, token, party string) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("the hub's address %q is not an http:// or https:// URL — give it as the hub's admin wrote it, e.g. https://chat.team.example", rawURL)
+		return nil, fmt.Errorf("the hub's address %q is not an http:// or https:// URL — give it as the hub's admin wrote it, e.g. https://chat.team.example", redact.URL(rawURL))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp")
 	u.RawQuery, u.Fragment = "", ""
@@ -57,8 +58,9 @@ func transport() *http.Transport {
 	return t
 }
 
-// Where is the hub's address, for messages.
-func (c *Client) Where() string { return c.Base }
+// Where is the hub's address for messages and logs: without the password
+// an address with user information holds.
+func (c *Client) Where() string { return redact.URL(c.Base) }
 
 func (c *Client) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
@@ -112,13 +114,13 @@ func (c *Client) unreachable(ctx context.Context, err error) error {
 	var op *net.OpError
 	switch {
 	case errors.Is(context.Cause(ctx), errTooSlow):
-		return &lineError{msg: fmt.Sprintf("the team hub at %s did not answer in time — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base), cause: errTooSlow}
+		return &lineError{msg: fmt.Sprintf("the team hub at %s did not answer in time — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Where()), cause: errTooSlow}
 	case ctx.Err() != nil:
-		return &lineError{msg: fmt.Sprintf("the call was stopped before the team hub at %s answered — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base), cause: ctx.Err()}
+		return &lineError{msg: fmt.Sprintf("the call was stopped before the team hub at %s answered — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Where()), cause: ctx.Err()}
 	case errors.As(err, &op) && op.Op == "dial":
-		return &lineError{msg: fmt.Sprintf("the team hub at %s does not answer (%v) — nothing was sent; check that it runs (mcpp-chat doctor shows it), then retry", c.Base, op.Err), cause: err, none: true}
+		return &lineError{msg: fmt.Sprintf("the team hub at %s does not answer (%v) — nothing was sent; check that it runs (mcpp-chat doctor shows it), then retry", c.Where(), op.Err), cause: err, none: true}
 	}
-	return &lineError{msg: fmt.Sprintf("the team hub at %s broke off the call (%v) — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, err), cause: err}
+	return &lineError{msg: fmt.Sprintf("the team hub at %s broke off the call (%v) — it may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Where(), err), cause: err}
 }
 
 // RefusedError is the hub's refusal of a request: its status and sentence.
@@ -176,13 +178,13 @@ func (c *Client) refused(resp *http.Response) error {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s refused this machine's token: %s", c.Base, msg)}
+		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s refused this machine's token: %s", c.Where(), msg)}
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		// A proxy in front of the hub says so (the hub never does): the
 		// hub behind it may have run the call before the answer was lost.
-		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Base, said)}
+		return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — the call may or may not have landed: look with chat_read or chat_inbox before you retry it", c.Where(), said)}
 	}
-	return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — nothing was written; retry shortly, and if it persists tell the hub's admin", c.Base, said)}
+	return &RefusedError{resp.StatusCode, fmt.Sprintf("the team hub at %s answered %s — nothing was written; retry shortly, and if it persists tell the hub's admin", c.Where(), said)}
 }
 
 // Call runs one tool on the hub and returns its answer as the hub gave

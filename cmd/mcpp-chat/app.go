@@ -12,6 +12,7 @@ import (
 	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/listen"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
@@ -116,7 +117,7 @@ func (in install) memberService(manifest tools.Manifest, log *slog.Logger) (*too
 func (in install) hubClient() (*hub.Client, error) {
 	c, err := memberClient(in.env, in.paths, in.party.Name)
 	if err != nil {
-		return nil, fmt.Errorf("%w — run mcpp-chat connect %s --token TOKEN, or set MCPP_CHAT_TOKEN", err, in.paths.Store)
+		return nil, fmt.Errorf("%w — run mcpp-chat connect %s --token TOKEN, or set MCPP_CHAT_TOKEN", err, in.where())
 	}
 	return c, nil
 }
@@ -124,7 +125,7 @@ func (in install) hubClient() (*hub.Client, error) {
 // errMember is a command that reads the store itself, run on a member
 // machine, whose chat is the hub's.
 func (in install) errMember(command string) error {
-	return fmt.Errorf("this machine is a member of the team hub %s: its chat lives there — run mcpp-chat %s on the hub's machine (with the hub's store), or use the chat tools here", in.paths.Store, command)
+	return fmt.Errorf("this machine is a member of the team hub %s: its chat lives there — run mcpp-chat %s on the hub's machine (with the hub's store), or use the chat tools here", in.where(), command)
 }
 
 // openReadOnly opens the install's store for reading only.
@@ -142,7 +143,7 @@ func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
 // the team store's URL without its password.
 func (in install) where() string {
 	if in.onPostgres() || in.onHub() {
-		return store.RedactURL(in.paths.Store)
+		return redact.URL(in.paths.Store)
 	}
 	return in.paths.DB
 }

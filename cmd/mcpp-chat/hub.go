@@ -17,6 +17,7 @@ import (
 	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/listen"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
@@ -146,7 +147,7 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	if tlsConf != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(stdout, "mcpp-chat hub: serving %s on %s://%s/mcp\n", store.RedactURL(url), scheme, ln.Addr())
+	fmt.Fprintf(stdout, "mcpp-chat hub: serving %s on %s://%s/mcp\n", redact.URL(url), scheme, ln.Addr())
 	if err := srv.Serve(ctx, ln, tlsConf); err != nil {
 		return fail(err)
 	}

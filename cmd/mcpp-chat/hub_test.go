@@ -122,6 +122,18 @@ func TestHubTokenCommands(t *testing.T) {
 // returns its base URL; it stops with the test.
 func startHubCLI(t *testing.T, env map[string]string, extra ...string) string {
 	t.Helper()
+	line := hubBanner(t, env, extra...)
+	m := regexp.MustCompile(`(https?://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("hub serve said %q", line)
+	}
+	return m[1]
+}
+
+// hubBanner runs `hub serve` as startHubCLI does and returns the line it
+// prints first, naming what it serves and where.
+func hubBanner(t *testing.T, env map[string]string, extra ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
@@ -143,11 +155,7 @@ func startHubCLI(t *testing.T, env map[string]string, extra ...string) string {
 		t.Fatalf("hub serve printed no address: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	m := regexp.MustCompile(`(https?://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("hub serve said %q", line)
-	}
-	return m[1]
+	return line
 }
 
 // A laptop connects with a token: a wrong one saves nothing; a right one

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"gopkg.in/yaml.v3"
 )
 
@@ -270,7 +271,7 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 		// no tick file and no daily copy; DB stays the default path,
 		// which `mcpp-chat migrate` copies from.
 	default:
-		return p, cfg, fmt.Errorf("the store URL %q (MCPP_CHAT_STORE or storage.url) is neither sqlite:PATH, postgres://… nor a hub's https://… — use one of those, or leave it empty for the database file", p.Store)
+		return p, cfg, fmt.Errorf("the store URL %q (MCPP_CHAT_STORE or storage.url) is neither sqlite:PATH, postgres://… nor a hub's https://… — use one of those, or leave it empty for the database file", redact.URL(p.Store))
 	}
 	if p.DB == "" {
 		p.DB = env("MCPP_CHAT_DB")

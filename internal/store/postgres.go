@@ -14,10 +14,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/redact"
 )
 
 // pgMigrateKey is the advisory lock under which a PostgreSQL schema is
@@ -56,9 +57,9 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	o = o.orDefaults()
 	db, err := openPostgres(ctx, rawURL, o.MaxConns)
 	if err != nil {
-		return nil, err
+		return nil, scrub(err)
 	}
-	where := RedactURL(rawURL)
+	where := redact.URL(rawURL)
 	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
 }
@@ -67,10 +68,10 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 // every read is a READ ONLY transaction, which PostgreSQL refuses to let
 // write. It migrates nothing; a store without the schema is refused.
 func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error) {
-	where := RedactURL(rawURL)
+	where := redact.URL(rawURL)
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", where, err)
+		return nil, fmt.Errorf("open %s: %w", where, scrub(err))
 	}
 	setPool(db, DefaultMaxConns)
 	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
@@ -80,7 +81,7 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 	}
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, scrub(err)
 	}
 	return r, nil
 }
@@ -90,10 +91,10 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 func openPostgres(ctx context.Context, rawURL string, maxConns int) (*sql.DB, error) {
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", RedactURL(rawURL), err)
+		return nil, fmt.Errorf("open %s: %w", redact.URL(rawURL), err)
 	}
 	setPool(db, maxConns)
-	if err := migratePostgres(ctx, db, RedactURL(rawURL)); err != nil {
+	if err := migratePostgres(ctx, db, redact.URL(rawURL)); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -180,22 +181,6 @@ func pgSchemaVersion(ctx context.Context, q *sql.Tx, where string) (int, error) 
 		return 0, fmt.Errorf("read the schema version of %s: %w", where, err)
 	}
 	return version, nil
-}
-
-// RedactURL is a store URL fit for messages and logs: without its
-// password.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the PostgreSQL store (its URL does not parse)"
-	}
-	if u.User == nil {
-		return raw
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 // pgWriteKey is the advisory lock every call holds shared until its
@@ -401,7 +386,7 @@ func (p *postgres) describe(err error) error {
 	case unreachable(err), strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
 		// 08: the connection failed; 57P: the server is shutting down or
 		// restarting.
-		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, err)
+		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, scrub(err))
 	}
 	return err
 }

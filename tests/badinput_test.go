@@ -121,7 +121,7 @@ func TestBadInputEveryTool(t *testing.T) {
 		{tool: "chat_ack", args: map[string]any{"item": 5}, want: []string{"`item`", "string"}},
 		{tool: "chat_ack", args: map[string]any{"item": "chunk-api", "note": big}, want: []string{"`note`", "65536"}},
 		{tool: "chat_ack", args: map[string]any{"item": sayAddr}, want: []string{"a say, not an item", "chat_ask"}},
-		{as: "core", tool: "chat_ack", args: map[string]any{"item": "gw--dash:chunk-api"}, want: []string{"not a consumer of [chunk-api]", "chat_reply"}},
+		{as: "core", tool: "chat_ack", args: map[string]any{"item": "gw--dash:chunk-api"}, want: []string{"you are not in 'gw--dash'", "not a consumer of", "chat_channel_join"}},
 		// chat_resolve
 		{tool: "chat_resolve", args: map[string]any{"item": "chunk-api", "answered": "yes"}, want: []string{"`answered`", "true or false"}},
 		{tool: "chat_resolve", args: map[string]any{"item": "gw--dash:999"}, want: []string{`"gw--dash:999"`, "chat_read"}},
@@ -130,7 +130,7 @@ func TestBadInputEveryTool(t *testing.T) {
 		{tool: "chat_prune_ok", args: map[string]any{}, want: []string{"`item`"}},
 		{tool: "chat_prune_ok", args: map[string]any{"item": []string{"a"}}, want: []string{"`item`", "string"}},
 		{tool: "chat_prune_ok", args: map[string]any{"item": "nope"}, want: []string{`"nope"`, "chat_inbox"}},
-		{as: "core", tool: "chat_prune_ok", args: map[string]any{"item": "gw--dash:chunk-api"}, want: []string{"not a consumer of [chunk-api]", "chat_reply"}},
+		{as: "core", tool: "chat_prune_ok", args: map[string]any{"item": "gw--dash:chunk-api"}, want: []string{"you are not in 'gw--dash'", "not a consumer of", "chat_channel_join"}},
 		// chat_read
 		{tool: "chat_read", args: map[string]any{"limit": 0}, want: []string{"`limit`", "1 to 500"}},
 		{tool: "chat_read", args: map[string]any{"limit": 501}, want: []string{"`limit`", "1 to 500"}},

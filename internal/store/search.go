@@ -345,6 +345,12 @@ func (t *tx) archivedRow(id int64) bool {
 // filters, a leading -) never turns a search into an error; a term with
 // no letter or digit in it finds nothing and is dropped.
 func ftsQuery(q string) (string, error) {
+	if strings.ContainsRune(q, 0) {
+		// The page passes on what a person typed in its address. FTS5
+		// ends the query at a NUL (an unterminated string), and
+		// PostgreSQL refuses one: either way a driver's error.
+		return "", userErrorf("the search contains a NUL character (\\u0000) — remove it and search again")
+	}
 	var terms []string
 	for _, t := range splitTerms(q) {
 		prefix := strings.HasSuffix(t, "*")

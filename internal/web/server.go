@@ -14,6 +14,7 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -37,6 +38,8 @@ type Server struct {
 	hosts map[string]bool
 	// now is the clock presence is measured against.
 	now func() time.Time
+	// log receives the failures the page does not show.
+	log *slog.Logger
 }
 
 // Changes says when the database may have changed: Next is a channel
@@ -52,6 +55,9 @@ type Options struct {
 	// give are the only ones answered, unless Remote.
 	Listen string
 	Remote bool
+	// Log receives, in full, the failures a page shows only as "could not
+	// read"; nil means slog's default logger (stderr).
+	Log *slog.Logger
 }
 
 // New makes the server; Run must run for pages to hear of changes.
@@ -60,7 +66,10 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now}
+	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now, log: o.Log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if !o.Remote {
 		s.hosts = loopbackHosts(o.Listen)
 	}

@@ -201,7 +201,7 @@ func (p *postgres) once(ctx context.Context, d *DB, deadline time.Time, fn func(
 // server closed, after which a new connection may well work.
 func lostConnection(err error) bool {
 	state := sqlState(err)
-	return unreachable(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
+	return unreachable(err) || connClosed(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
 }
 
 // try is one attempt of once; atCommit says the commit of a transaction
@@ -241,7 +241,7 @@ func (p *postgres) try(ctx context.Context, d *DB, deadline time.Time, fn func(*
 	if err := sqlTx.Commit(); err != nil {
 		// Whether a commit that lost its connection committed is unknown;
 		// a transaction that wrote nothing is safe to run again.
-		return nil, t.wrote, p.describe(err)
+		return nil, t.wrote, p.describeCommit(err, t.wrote)
 	}
 	return t.changed, false, nil
 }
@@ -298,7 +298,7 @@ func (p *postgres) describe(err error) error {
 		return nil
 	case state == "55P03": // lock_not_available: lock_timeout ran out
 		return ErrBusy
-	case unreachable(err), strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
+	case lostConnection(err):
 		// 08: the connection failed; 57P: the server is shutting down or
 		// restarting.
 		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, scrub(err))

@@ -299,8 +299,8 @@ func (p *postgres) describe(err error) error {
 	case state == "55P03": // lock_not_available: lock_timeout ran out
 		return ErrBusy
 	case lostConnection(err):
-		// 08: the connection failed; 57P: the server is shutting down or
-		// restarting.
+		// Not reached, the line broke (08…), or the server is shutting
+		// down or restarting (57P…).
 		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, scrub(err))
 	}
 	return err

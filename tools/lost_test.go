@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,9 +31,9 @@ func holdCommits(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { admin.Close(context.Background()) })
 	for _, q := range []string{
-		`CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NULL; END $$`,
+		fmt.Sprintf(`CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(%d); RETURN NULL; END $$`, holdKey),
 		`CREATE CONSTRAINT TRIGGER hold_commit AFTER INSERT ON messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION hold_commit()`,
-		`SELECT pg_advisory_lock(4242)`,
+		fmt.Sprintf(`SELECT pg_advisory_lock(%d)`, holdKey),
 	} {
 		if _, err := admin.Exec(ctx, q); err != nil {
 			t.Fatal(err)

@@ -112,6 +112,9 @@ func checkOther(name string, s *Schema, v any, maxBytes int) error {
 		if len(str) > maxBytes {
 			return argErrorf("`%s` is %d bytes, over the %d-byte limit (chat.max_body_bytes) — shorten it or split it into several messages", name, len(str), maxBytes)
 		}
+		if strings.ContainsRune(str, 0) {
+			return argErrorf("`%s` contains a NUL character (\\u0000), %s", name, nulFix)
+		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return argErrorf("`%s` must be true or false, not %s — pass a JSON boolean, without quotes", name, kindOf(v))
@@ -129,10 +132,18 @@ func checkOther(name string, s *Schema, v any, maxBytes int) error {
 			if len(str) > maxBytes {
 				return argErrorf("`%s` item %d is over the %d-byte limit (chat.max_body_bytes) — shorten it", name, i+1, maxBytes)
 			}
+			if strings.ContainsRune(str, 0) {
+				return argErrorf("`%s` item %d contains a NUL character (\\u0000), %s", name, i+1, nulFix)
+			}
 		}
 	}
 	return nil
 }
+
+// nulFix ends the refusal of a text holding U+0000. SQLite stores one,
+// PostgreSQL refuses it; the rule is the same on both engines, so that a
+// call does not work on one and fail on the other.
+const nulFix = "which the chat cannot store on every engine — remove it and call again"
 
 func rangeHint(s *Schema) string {
 	switch {

@@ -61,6 +61,13 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 		return exitError
 	}
 	fmt.Fprintf(stdout, "copied %s from %s into %s\n", copied, source, dst.Path())
+	if copied.Replaced > 0 {
+		fields := "fields"
+		if copied.Replaced == 1 {
+			fields = "field"
+		}
+		fmt.Fprintf(stdout, "replaced NUL characters (U+0000) and bytes that are not UTF-8, which PostgreSQL cannot store, with U+FFFD (�) in %d text %s\n", copied.Replaced, fields)
+	}
 	if !in.onPostgres() {
 		fmt.Fprintf(stdout, "to use it, set MCPP_CHAT_STORE to that URL (or storage.url in %s) for every session that should share it\n", in.paths.Config)
 	}

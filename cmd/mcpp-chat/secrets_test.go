@@ -37,6 +37,7 @@ func withSecrets(storeURL string) string {
 
 // secretsEnv is an install of its own whose store is url.
 func secretsEnv(t *testing.T, url string) map[string]string {
+	t.Helper()
 	env := isolatedEnv(t)
 	env["MCPP_CHAT_STORE"] = url
 	return env

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // copyTables are the chat's tables in an order that inserts every row
@@ -22,13 +23,21 @@ var copyTables = []struct{ name, columns string }{
 // copyBatch is how many rows one INSERT carries.
 const copyBatch = 200
 
-// Copied counts the rows a copy wrote, by table.
-type Copied map[string]int
+// Copied is what a copy wrote.
+type Copied struct {
+	// Rows counts the rows, by table.
+	Rows map[string]int
+	// Replaced counts the text fields whose NUL characters, or bytes that
+	// are not UTF-8, became U+FFFD: SQLite keeps them, PostgreSQL refuses
+	// them, and the chat's tools refuse them in new text.
+	Replaced int
+}
 
+// String is the rows, by table.
 func (c Copied) String() string {
 	var parts []string
 	for _, t := range copyTables {
-		parts = append(parts, fmt.Sprintf("%d %s", c[t.name], t.name))
+		parts = append(parts, fmt.Sprintf("%d %s", c.Rows[t.name], t.name))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -40,21 +49,22 @@ func (c Copied) String() string {
 // or a channel is refused: a copy never merges two chats.
 func CopyTo(ctx context.Context, src *ReadOnly, dst *DB) (Copied, error) {
 	if dst.pg == nil {
-		return nil, fmt.Errorf("copy into %s: only a PostgreSQL store is a copy's target — give a postgres:// URL", dst.path)
+		return Copied{}, fmt.Errorf("copy into %s: only a PostgreSQL store is a copy's target — give a postgres:// URL", dst.path)
 	}
-	copied := Copied{}
+	var copied Copied
 	err := src.view(ctx, func(from *tx) error {
 		return dst.exclusive(ctx, func(to *tx) error {
-			clear(copied)
+			copied = Copied{Rows: map[string]int{}}
 			if err := refuseNonEmpty(to, dst.path); err != nil {
 				return err
 			}
 			for _, table := range copyTables {
-				n, err := copyTable(from, to, table.name, table.columns)
+				n, replaced, err := copyTable(from, to, table.name, table.columns)
 				if err != nil {
 					return fmt.Errorf("copy %s: %w", table.name, err)
 				}
-				copied[table.name] = n
+				copied.Rows[table.name] = n
+				copied.Replaced += replaced
 			}
 			return restartIdentities(to)
 		})
@@ -73,16 +83,16 @@ func refuseNonEmpty(t *tx, where string) error {
 	return nil
 }
 
-// copyTable copies one table in batches, in the source's row order.
-func copyTable(from, to *tx, table, columns string) (int, error) {
+// copyTable copies one table in batches, in the source's row order, and
+// says how many text fields it had to make storable.
+func copyTable(from, to *tx, table, columns string) (n, replaced int, err error) {
 	rows, err := from.query(`SELECT ` + columns + ` FROM ` + table + ` ORDER BY rowid`)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer rows.Close()
 	width := len(strings.Split(columns, ","))
 	var batch []any
-	n := 0
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -100,20 +110,38 @@ func copyTable(from, to *tx, table, columns string) (int, error) {
 			ptrs[i] = &row[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
+			return n, replaced, err
+		}
+		for i, v := range row {
+			if text, ok := v.(string); ok {
+				if fixed, changed := storable(text); changed {
+					row[i] = fixed
+					replaced++
+				}
+			}
 		}
 		batch = append(batch, row...)
 		n++
 		if n%copyBatch == 0 {
 			if err := flush(); err != nil {
-				return n, err
+				return n, replaced, err
 			}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return n, err
+		return n, replaced, err
 	}
-	return n, flush()
+	return n, replaced, flush()
+}
+
+// storable is text as PostgreSQL can store it: a NUL character and every
+// byte that is not UTF-8 become U+FFFD, the replacement character, so the
+// rest of the text still arrives and the gap shows.
+func storable(text string) (string, bool) {
+	if utf8.ValidString(text) && !strings.ContainsRune(text, 0) {
+		return text, false
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\x00", "\uFFFD"), true
 }
 
 // restartIdentities moves each identity column past the ids the copy

@@ -241,7 +241,7 @@ func retryable(err error) bool {
 // server closed, after which a new connection may well work.
 func lostConnection(err error) bool {
 	state := sqlState(err)
-	return unreachable(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
+	return unreachable(err) || connClosed(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
 }
 
 // try is one attempt of once; atCommit says the commit of a transaction
@@ -293,7 +293,7 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	if err := sqlTx.Commit(); err != nil {
 		// Whether a commit that lost its connection committed is unknown;
 		// a transaction that wrote nothing is safe to run again.
-		return nil, t.wrote, p.describe(err)
+		return nil, t.wrote, p.describeCommit(err, t.wrote)
 	}
 	return t.changed, false, nil
 }
@@ -383,9 +383,9 @@ func (p *postgres) describe(err error) error {
 		return nil
 	case state == "55P03": // lock_not_available: lock_timeout ran out
 		return busyError{cause: waitedChannel}
-	case unreachable(err), strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
-		// 08: the connection failed; 57P: the server is shutting down or
-		// restarting.
+	case lostConnection(err):
+		// Not reached, the line broke (08…), or the server is shutting
+		// down or restarting (57P…).
 		return storageErrorf("cannot reach the PostgreSQL store %s (%w) — nothing was written; check that its server is running and that storage.url (or MCPP_CHAT_STORE) names it, then retry", p.where, scrub(err))
 	}
 	return err

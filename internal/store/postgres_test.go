@@ -275,7 +275,7 @@ func TestCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if copied["messages"] == 0 || copied["parties"] == 0 || copied["item_consumers"] == 0 {
+	if copied.Rows["messages"] == 0 || copied.Rows["parties"] == 0 || copied.Rows["item_consumers"] == 0 || copied.Replaced != 0 {
 		t.Fatalf("copied %v", copied)
 	}
 	lite, err := sql.Open("sqlite3", "file:"+src+"?mode=ro")

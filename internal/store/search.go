@@ -338,6 +338,12 @@ func (t searchTerm) phrase() bool { return strings.ContainsFunc(t.text, unicode.
 // words" make a phrase, a word ending in * is a prefix. A term with no
 // letter or digit in it finds nothing and is dropped.
 func searchTerms(q string) ([]searchTerm, error) {
+	if strings.ContainsRune(q, 0) {
+		// The page passes on what a person typed in its address. FTS5
+		// ends the query at a NUL (an unterminated string), and
+		// PostgreSQL refuses one: either way a driver's error.
+		return nil, userErrorf("the search contains a NUL character (\\u0000) — remove it and search again")
+	}
 	if n := utf8.RuneCountInString(q); n > maxSearchChars {
 		return nil, userErrorf("the search is %d characters long, and at most %d are looked for — search for the few words that say most", n, maxSearchChars)
 	}

@@ -213,24 +213,35 @@ func pieces(snippet string) []piece {
 	return out
 }
 
-// render writes the page, or the problem in its place: a wrong channel
-// name or search is the person's to fix and shows as a sentence.
+// render writes the page, or the problem in its place.
 func (s *Server) render(w http.ResponseWriter, p page, err error) {
 	status := http.StatusOK
 	if err != nil {
-		p.Problem = err.Error()
-		var ue *store.UserError
-		status = http.StatusInternalServerError
-		if errors.As(err, &ue) {
-			status = http.StatusBadRequest
-		}
-		if errors.Is(err, store.ErrNoDatabase) {
-			status = http.StatusOK
-		}
+		p.Problem, status = s.problem(err)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := s.page.Execute(w, p); err != nil {
 		fmt.Fprintf(w, "<p>the page could not be drawn: %s</p>", template.HTMLEscapeString(err.Error()))
 	}
+}
+
+// problem is what the page says of err, and its status. A wrong channel
+// name or search is the person's to fix, and a store that is missing,
+// busy or out of reach the person can act on: each shows as its sentence.
+// Any other failure is logged in full, and the page only says that it
+// failed: a driver's text (SQL, a connection string) is nothing to show.
+func (s *Server) problem(err error) (string, int) {
+	var ue *store.UserError
+	var se *store.StorageError
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		return err.Error(), http.StatusOK
+	case errors.As(err, &ue):
+		return err.Error(), http.StatusBadRequest
+	case errors.As(err, &se), errors.Is(err, store.ErrBusy):
+		return err.Error(), http.StatusInternalServerError
+	}
+	s.log.Error("the page could not read the chat", "err", err)
+	return "the page could not read the chat (the details are in the log of mcpp-chat ui) — reload it, and if it fails again run mcpp-chat doctor", http.StatusInternalServerError
 }

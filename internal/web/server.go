@@ -14,6 +14,7 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -38,6 +39,8 @@ type Server struct {
 	hosts hostRule
 	// now is the clock presence is measured against.
 	now func() time.Time
+	// log receives the failures the page does not show.
+	log *slog.Logger
 }
 
 // Changes says when the database may have changed: Next is a channel
@@ -57,6 +60,9 @@ type Options struct {
 	// Hosts are more names the page answers to (--allow-host): NAME
 	// with the listen port or none, NAME:PORT as given.
 	Hosts []string
+	// Log receives, in full, the failures a page shows only as "could not
+	// read"; nil means slog's default logger (stderr).
+	Log *slog.Logger
 }
 
 // New makes the server; Run must run for pages to hear of changes.
@@ -65,8 +71,12 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now,
-		hosts: hostsFor(o.Listen, o.Hosts)}, nil
+	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now,
+		hosts: hostsFor(o.Listen, o.Hosts), log: o.Log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s, nil
 }
 
 // Run tells open pages of every change until ctx ends.

@@ -28,12 +28,19 @@ var (
 // and an item dash has acked and gw still has to resolve.
 func chat(t *testing.T) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	fill(t, db)
+	return db
+}
+
+// fill writes chat's conversation into db.
+func fill(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
 	steps := []func() error{
 		func() error { _, err := db.Register(ctx, dash); return err },
 		func() error {
@@ -55,21 +62,27 @@ func chat(t *testing.T) *store.DB {
 			t.Fatal(err)
 		}
 	}
-	return db
 }
 
 // serve starts the page's handler on db read-only, as mcpp-chat ui does.
 func serve(t *testing.T, db string, changes Changes) (*httptest.Server, *Server) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	r, err := store.OpenReadOnly(ctx, db)
+	r, err := store.OpenReadOnly(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	return serveWith(t, r, Options{Changes: changes})
+}
+
+// serveWith starts the page's handler on r with o, on a loopback port.
+func serveWith(t *testing.T, r *store.ReadOnly, o Options) (*httptest.Server, *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(r, Options{Changes: changes, Listen: ts.Listener.Addr().String()})
+	o.Listen = ts.Listener.Addr().String()
+	s, err := New(r, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
+	"github.com/mcpp/mcpp-chat/internal/store"
+)
+
+// A chat on SQLite may hold NUL characters, which PostgreSQL cannot store:
+// migrate copies it whole, with U+FFFD in their place, and says so in one
+// line — never a driver's error.
+func TestMigrateCopesWithNUL(t *testing.T) {
+	env := isolatedEnv(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, env["MCPP_CHAT_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, dash := store.Identity{Name: "mesh-gw", Workspace: "/srv/gw"}, store.Identity{Name: "node-dash", Workspace: "/srv/dash"}
+	_, err = db.Register(ctx, dash)
+	if err == nil {
+		_, err = db.ChannelNew(ctx, gw, "gw--dash", "", []string{"node-dash"})
+	}
+	if err == nil {
+		_, err = db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: "before\x00after"})
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cli(t, env, "migrate", "--to", pgtest.URL(t))
+	if code != exitOK || errs != "" {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "copied 2 parties, 1 channels, 2 channel_parties, 1 messages") ||
+		lines[1] != "replaced NUL characters (U+0000) and bytes that are not UTF-8, which PostgreSQL cannot store, with U+FFFD (�) in 1 text field" {
+		t.Errorf("migrate said:\n%s", out)
+	}
+}

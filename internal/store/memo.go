@@ -16,56 +16,52 @@ import (
 // seen): such a call moved no fingerprint.
 type answerMemo struct {
 	mu      sync.Mutex
-	fp      string // every entry was read at this fingerprint
 	entries map[string]memoEntry
 	hits    int // answers served from the memo (for tests)
 }
 
+// memoEntries bounds the memo: an entry per party and call kind, so a
+// hub's team fits many times over; past it the memo starts afresh.
+const memoEntries = 8192
+
 type memoEntry struct {
+	// fp is the state the answer was read at: the store's, or on a team
+	// store for a party's inbox the state of what that party sees
+	// (partyState), which other channels' writes do not move.
+	fp    string
 	value any
 	// until is when the party's last_seen goes stale: from then on a read
 	// writes it (lastSeenEvery), so the memo must not answer for it.
 	until time.Time
 }
 
-// lookup is the answer kept for key, if the database is still where it was
-// read and the party's last_seen is still fresh.
-func (m *answerMemo) lookup(s *readSweep, key string) (any, bool) {
-	if !s.known {
+// lookup is the answer kept for key, if it was read at the state fp and
+// the party's last_seen is still fresh.
+func (m *answerMemo) lookup(fp, key string) (any, bool) {
+	if fp == "" {
 		return nil, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[key]
-	if !ok || m.fp != s.fp || !time.Now().Before(e.until) {
+	if !ok || e.fp != fp || !time.Now().Before(e.until) {
 		return nil, false
 	}
 	m.hits++
 	return e.value, true
 }
 
-// unchanged reports whether no commit landed since s's fingerprint was
-// taken (a call's own included): then what the call read is the state s.fp
-// names.
-func (m *answerMemo) unchanged(s *readSweep) bool {
-	if !s.known {
-		return false
-	}
-	now, ok := s.state()
-	return ok && now == s.fp
-}
-
 // keep records the answer of a call that read the state fp, once it has
 // committed; lastSeen is the party's last_seen as the call found it.
 func (m *answerMemo) keep(fp, key string, value any, lastSeen string) {
 	seen, err := time.Parse(time.RFC3339Nano, lastSeen)
-	if err != nil {
+	if err != nil || fp == "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fp != fp {
-		m.fp, m.entries = fp, map[string]memoEntry{}
+	if m.entries == nil || len(m.entries) >= memoEntries {
+		m.entries = map[string]memoEntry{}
 	}
-	m.entries[key] = memoEntry{value: value, until: seen.Add(lastSeenEvery)}
+	m.entries[key] = memoEntry{fp: fp, value: value, until: seen.Add(lastSeenEvery)}
 }

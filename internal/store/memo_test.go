@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -60,11 +61,73 @@ func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 	}
 	old := time.Now().Add(-lastSeenEvery - time.Second).UTC().Format(time.RFC3339Nano)
 	db.answers.keep(s.fp, "k", "v", old)
-	if _, ok := db.answers.lookup(s, "k"); ok {
+	if _, ok := db.answers.lookup(s.fp, "k"); ok {
 		t.Fatal("an entry whose last_seen is stale still answers")
 	}
 	db.answers.keep(s.fp, "k", "v", time.Now().UTC().Format(time.RFC3339Nano))
-	if _, ok := db.answers.lookup(s, "k"); !ok {
+	if _, ok := db.answers.lookup(s.fp, "k"); !ok {
 		t.Fatal("a fresh entry at an unchanged state does not answer")
 	}
+}
+
+// On a team store a party's inbox is kept by the state of what the party
+// sees: writes in channels it is not in leave it answered from memory,
+// and every write that concerns it — a say in its channel, an item in a
+// channel it has left, an ack of its item — is seen at once.
+func TestTeamInboxMemoIsPerParty(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		other := secondHandle(t, db)
+		must(t)(db.ChannelNew(ctx, fw, "fw--gw", "", []string{"mesh-gw"}))
+		inbox := func(want int) {
+			t.Helper()
+			in, err := db.Inbox(ctx, dash)
+			if err != nil || in.UnreadTotal != want {
+				t.Fatalf("inbox: unread %d, %v; want %d", in.UnreadTotal, err, want)
+			}
+		}
+		inbox(0)
+		inbox(0)
+		hits := db.answers.hitCount()
+		for i := range 3 {
+			must(t)(other.Say(ctx, fw, SayArgs{Text: "elsewhere", Channel: "fw--gw"}))
+			inbox(0)
+			if got := db.answers.hitCount() - hits; got != i+1 {
+				t.Fatalf("after %d writes in a channel node-dash is not in: %d inboxes from memory, want %d", i+1, got, i+1)
+			}
+		}
+		must(t)(other.Say(ctx, gw, SayArgs{Text: "to dash", Channel: "gw--dash"}))
+		inbox(1)
+
+		// What the party sees, read afresh by a handle with no memo.
+		truth := func() Inbox {
+			t.Helper()
+			in, err := secondHandle(t, db).Inbox(ctx, dash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return in
+		}
+		same := func(step string) {
+			t.Helper()
+			db.Inbox(ctx, dash) // kept, or answered from memory
+			in, err := db.Inbox(ctx, dash)
+			want := truth()
+			in.State, want.State = "", ""
+			if err != nil || !reflect.DeepEqual(in, want) {
+				t.Fatalf("%s: inbox %+v, %v; want %+v", step, in, err, want)
+			}
+		}
+		must(t)(other.Ask(ctx, dash, AskArgs{Title: "left behind", Channel: "gw--dash", Consumers: []string{"mesh-gw"}}))
+		must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50}))
+		must(t)(db.ChannelLeave(ctx, dash, "gw--dash"))
+		same("after leaving the item's channel")
+		must(t)(other.Ack(ctx, gw, "gw--dash:left-behind", "", ""))
+		same("after mesh-gw's ack in a channel dash left")
+		must(t)(other.Resolve(ctx, dash, "gw--dash:left-behind", "", false, ""))
+		same("after the resolve")
+		must(t)(other.PruneOK(ctx, gw, "gw--dash:left-behind", ""))
+		same("after mesh-gw's prune-ok")
+	})
 }

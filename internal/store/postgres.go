@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -277,7 +278,13 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 		return nil, false, d.wrap(err)
 	}
 	if t.wrote {
-		for _, key := range t.team.clockKeys() {
+		keys := t.team.clockKeys()
+		if mode == pgExclusive && !slices.Contains(keys, 0) {
+			// The person's commands rewrite parties, seats and cursors
+			// across channels: every party's state must move.
+			keys = append([]int64{0}, keys...)
+		}
+		for _, key := range keys {
 			if _, err := sqlTx.ExecContext(ctx, `INSERT INTO store_clocks (key, n) VALUES ($1, 1)
 				ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`, key); err != nil {
 				return nil, false, p.describe(err)
@@ -328,6 +335,33 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 		return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
 	}
 	return nil, p.describe(err)
+}
+
+// partyState names the state of what one party sees: the clocks of the
+// channels it sits in or has live items in, its own, and row 0 (the
+// person's commands). Every write that changes the party's inbox bumps
+// one of them — it happens in one of those channels under its lock, or is
+// the party's own — so other channels' writes leave it where it was. The
+// set itself is read with the clocks: a channel the party joins enters
+// it, one it leaves drops out, and either changes the name.
+func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
+	key, by := id.Workspace, "workspace_path"
+	if id.Team {
+		key, by = id.Name, "name"
+	}
+	var state sql.NullString
+	err := q.QueryRowContext(context.Background(), `WITH me AS (SELECT id FROM parties WHERE `+by+` = $1)
+		SELECT (SELECT id FROM me) || '|' || coalesce(string_agg(key || ':' || n, ',' ORDER BY key), '') FROM store_clocks
+		WHERE key = 0 OR key = -(SELECT id FROM me)
+		   OR key IN (SELECT channel_id FROM channel_parties WHERE party_id = (SELECT id FROM me) AND left_at IS NULL)
+		   OR key IN (SELECT m.channel_id FROM item_consumers ic JOIN messages m ON m.id = ic.message_id
+		              WHERE ic.party_id = (SELECT id FROM me) AND m.is_archived = 0)
+		   OR key IN (SELECT channel_id FROM messages WHERE author_id = (SELECT id FROM me) AND kind = 'ask' AND is_archived = 0)`,
+		key).Scan(&state)
+	if err != nil || !state.Valid {
+		return "", false // no such party yet: nothing to keep
+	}
+	return p.where + "|" + state.String, true
 }
 
 // fingerprint is the store's state: the sum of its clocks, which every

@@ -278,7 +278,7 @@ type WaitingOnPeer struct {
 // lists it returns may be shared with other calls (answerMemo): callers
 // must not change them.
 func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
-	c := readCall{me: me, key: "inbox\x00" + me.Workspace}
+	c := readCall{me: me, key: "inbox\x00" + me.Workspace, ownView: true}
 	out, state, err := readAnswer(ctx, d, c, func(t *tx, p party, _ []archived) (Inbox, error) {
 		return t.inbox(p, me.Workspace)
 	})

@@ -11,6 +11,10 @@ type readCall struct {
 	write bool
 	// key names the call's answer in the answer memo; "" keeps none.
 	key string
+	// ownView: the answer depends only on what the caller's party sees
+	// (its channels and items), so on a team store the memo keeps it by
+	// that party's state, which writes in other channels do not move.
+	ownView bool
 }
 
 // readAnswer runs a read-type call: the archive sweep, then fn, in one
@@ -33,10 +37,29 @@ type readCall struct {
 // may run more than once (see DB.view), so it returns its answer rather
 // than adding to one.
 func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p party, swept []archived) (T, error)) (out T, state string, err error) {
+	byParty := c.ownView && d.pg != nil
+	memoState := func() string {
+		fp, ok := d.fingerprint()
+		if byParty {
+			fp, ok = d.pg.partyState(d.sql, c.me)
+		}
+		if !ok {
+			return ""
+		}
+		return fp
+	}
+	var before string
+	if c.key != "" && byParty {
+		before = memoState()
+		if v, ok := d.answers.lookup(before, c.key); ok {
+			return v.(T), before, nil
+		}
+	}
 	sweep := d.readSweep()
-	if c.key != "" {
-		if v, ok := d.answers.lookup(sweep, c.key); ok {
-			return v.(T), sweep.fp, nil
+	if c.key != "" && !byParty && sweep.known {
+		before = sweep.fp
+		if v, ok := d.answers.lookup(before, c.key); ok {
+			return v.(T), before, nil
 		}
 	}
 	run := d.view
@@ -61,9 +84,9 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 		return out, "", err
 	}
 	sweep.committed()
-	if c.key != "" && d.answers.unchanged(sweep) {
-		d.answers.keep(sweep.fp, c.key, out, seen)
-		state = sweep.fp
+	if before != "" && memoState() == before {
+		d.answers.keep(before, c.key, out, seen)
+		state = before
 	}
 	return out, state, nil
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -71,16 +72,13 @@ func (busyError) Is(target error) bool {
 	return ok
 }
 
-// busyFor is err, if it is a busyError, with the time this call waited:
-// its busy timeout, except for a pool, which is waited for longer.
+// busyFor is err, if it is a busyError, with the time this call waited.
 func busyFor(err error, waited time.Duration) error {
 	var b busyError
 	if !errors.As(err, &b) {
 		return busyError{waited: waited}
 	}
-	if b.cause != waitedPool {
-		b.waited = waited
-	}
+	b.waited = waited
 	return b
 }
 
@@ -104,6 +102,8 @@ type DB struct {
 	// SQLite's busy handler: forty pollers on two cores starve the one
 	// transaction that holds the lock until callers see ErrBusy.
 	writer chan struct{}
+	// turns counts the writes that had their turn (lockWriter).
+	turns atomic.Int64
 	// queue does the same for the writers of every process on the machine.
 	queue *writerQueue
 	// OnCommit, if set, is told the newest row of every committed call
@@ -505,10 +505,14 @@ func (d *DB) attempt(ctx context.Context, immediate bool, deadline time.Time, fn
 		return d.pg.once(ctx, d, pgShared, immediate, deadline, fn)
 	}
 	if immediate {
-		if err := d.lockWriter(ctx, deadline); err != nil {
+		var err error
+		if deadline, err = d.lockWriter(ctx, deadline); err != nil {
 			return nil, err
 		}
-		defer func() { <-d.writer }()
+		defer func() {
+			d.turns.Add(1)
+			<-d.writer
+		}()
 		if d.queue != nil {
 			release, err := d.queue.acquire(ctx, deadline)
 			if err != nil {
@@ -580,17 +584,30 @@ func waitForLock(busyTimeout time.Duration) func(ctx context.Context, count int)
 	}
 }
 
-// lockWriter waits for this process's turn to write, until the deadline.
-func (d *DB) lockWriter(ctx context.Context, deadline time.Time) error {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case d.writer <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return busyError{cause: waitedOwnQueue}
+// lockWriter waits for this process's turn to write. The deadline is how
+// long the queue may stand still, not how long it may be: a hub's burst of
+// a few hundred writes takes its turns one after another, and the last is
+// as good as the first. Each time the deadline passes while turns were
+// taken meanwhile, it moves on by the busy timeout; the deadline returned
+// is the one the call's next steps (the machine's queue, SQLite's lock)
+// wait by.
+func (d *DB) lockWriter(ctx context.Context, deadline time.Time) (time.Time, error) {
+	for {
+		seen := d.turns.Load()
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case d.writer <- struct{}{}:
+			timer.Stop()
+			return deadline, nil
+		case <-ctx.Done():
+			timer.Stop()
+			return deadline, ctx.Err()
+		case <-timer.C:
+		}
+		if d.turns.Load() == seen {
+			return deadline, busyError{cause: waitedOwnQueue}
+		}
+		deadline = time.Now().Add(d.busyTimeout)
 	}
 }
 

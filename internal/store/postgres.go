@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/redact"
@@ -206,6 +207,9 @@ const NotifyChannel = "mcpp_chat"
 type postgres struct {
 	where   string   // the URL without its password, for messages
 	dialect sync.Map // SQLite text → PostgreSQL text, each query once
+	// finished counts the calls that gave their connection back: a call
+	// waiting for one goes on waiting while it moves (conn).
+	finished atomic.Int64
 }
 
 // once runs fn in one transaction, taking the locks it needs as it goes
@@ -256,6 +260,7 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	if err != nil {
 		return nil, false, err
 	}
+	defer p.finished.Add(1)
 	defer conn.Close()
 	sqlTx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -305,16 +310,11 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	return t.changed, false, nil
 }
 
-// poolPatience is how many busy timeouts a call waits for one of the
-// pool's connections (Options.MaxConns). The pool is a queue of this
-// process's own calls, each of which either holds its channel's lock and
-// commits in milliseconds or waits for a channel that is moving (a
-// channel that stands still fails its waiters after one busy timeout), so
-// the queue moves as long as the store does; the bound is for a store
-// that answers nothing at all.
-const poolPatience = 6
-
-// conn waits for one of the pool's connections.
+// conn waits for one of the pool's connections (Options.MaxConns). The
+// pool is a queue of this process's own calls, and it is waited for as a
+// channel is (waitForChannel): as long as it moves. A call fails "busy"
+// only when no call of this process gave a connection back for its whole
+// busy timeout.
 func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, error) {
 	if s := db.Stats(); s.InUse < s.MaxOpenConnections {
 		// Not a queue for the pool: an idle connection, or a new one as
@@ -325,16 +325,20 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 		}
 		return conn, nil
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, poolPatience*patience)
-	defer cancel()
-	conn, err := db.Conn(waitCtx)
-	switch {
-	case err == nil:
-		return conn, nil
-	case ctx.Err() == nil && waitCtx.Err() != nil:
-		return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
+	for {
+		seen := p.finished.Load()
+		waitCtx, cancel := context.WithTimeout(ctx, patience)
+		conn, err := db.Conn(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+			return conn, nil
+		case ctx.Err() != nil || waitCtx.Err() == nil:
+			return nil, p.describe(err)
+		case p.finished.Load() == seen:
+			return nil, busyError{cause: waitedPool}
+		}
 	}
-	return nil, p.describe(err)
 }
 
 // partyState names the state of what one party sees: the clocks of the

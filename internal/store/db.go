@@ -2,6 +2,25 @@
 // file: opening it, bringing its schema up to date, and running every tool
 // call as one transaction. The hook gets a ReadOnly handle with no write
 // methods.
+//
+// Its files, by what they are:
+//
+//   - The protocol, the same on every engine: channels.go, messages.go,
+//     items.go, parties.go, read.go and readcall.go (read-type calls and
+//     their memos: memo.go, sweep.go), need.go, admin.go (the person's
+//     commands), seed.go (the demo).
+//   - The transaction runner both engines share: db.go (tx, update, view,
+//     the busy rules), schema.go, notify.go.
+//   - The SQLite engine: sqlite_*.go (the writers' queue, the file's
+//     fingerprint, backups, kept statements), readonly*.go (the hook's
+//     read-only handle).
+//   - The PostgreSQL engine: postgres.go (opening, dialect, one
+//     transaction), postgres_lock.go (how calls take turns per channel),
+//     postgres_lost.go and postgres_scrub.go (its errors).
+//   - Search: search*.go (SQLite's index file beside the database),
+//     postgres_search.go.
+//   - Beside the chat: tokens.go (the hub's tokens), copy.go (migrate),
+//     view.go and watch.go (the person's views).
 package store
 
 import (
@@ -410,7 +429,7 @@ func (t *tx) touch(channel string, seq int64, author string) {
 //  1. its turn in this process (lockWriter on DB.writer): one write
 //     transaction of the process at a time, the others asleep, not polling;
 //  2. its turn among the writers of every process (writerQueue.acquire in
-//     queue.go): a flock on chat.db.lock, woken by the release itself;
+//     sqlite_queue.go): a flock on chat.db.lock, woken by the release itself;
 //  3. SQLite's write lock, BEGIN IMMEDIATE (once), with the connection's
 //     busy handler (waitForLock) bounded by the same deadline, which
 //     reaches it in the context (withLockDeadline);

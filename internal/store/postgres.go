@@ -152,7 +152,7 @@ func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
 	return nil
 }
 
-// storeClocksSchema holds a team store's clocks (teamlock.go): a row per
+// storeClocksSchema holds a team store's clocks (postgres_lock.go): a row per
 // channel and party that writes moved, key 0 for the rest.
 const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL)`
 
@@ -187,7 +187,7 @@ func pgSchemaVersion(ctx context.Context, q *sql.Tx, where string) (int, error) 
 
 // pgWriteKey is the advisory lock every call holds shared until its
 // transaction ends, and the person's own commands and migrate's copy hold
-// exclusively (teamlock.go): they alone run with no other call beside them.
+// exclusively (postgres_lock.go): they alone run with no other call beside them.
 const pgWriteKey = pgMigrateKey + 1
 
 // How a call holds pgWriteKey.
@@ -213,7 +213,7 @@ type postgres struct {
 }
 
 // once runs fn in one transaction, taking the locks it needs as it goes
-// (teamlock.go), waiting for any of them only until the deadline, and
+// (postgres_lock.go), waiting for any of them only until the deadline, and
 // announces what it changed at the commit.
 //
 // A pooled connection the server closed (a restart cuts them all; the

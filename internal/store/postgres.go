@@ -268,14 +268,13 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	}
 	defer sqlTx.Rollback()
 	// lock_timeout takes no parameter; wait is a number of milliseconds.
-	if _, err := sqlTx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", wait.Milliseconds())); err != nil {
-		return nil, false, p.describe(err)
-	}
-	lock := `SELECT pg_advisory_xact_lock_shared($1)`
+	// The lock's timeout (the transaction's own, as SET LOCAL sets it)
+	// and the lock in one round trip: every call pays for them.
+	lock := `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2)`
 	if mode == pgExclusive {
-		lock = `SELECT pg_advisory_xact_lock($1)`
+		lock = `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`
 	}
-	if _, err := sqlTx.ExecContext(ctx, lock, pgWriteKey); err != nil {
+	if _, err := sqlTx.ExecContext(ctx, lock, fmt.Sprintf("%dms", wait.Milliseconds()), pgWriteKey); err != nil {
 		return nil, false, p.describe(err)
 	}
 	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}

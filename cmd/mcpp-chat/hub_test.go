@@ -134,12 +134,19 @@ func startHubCLI(t *testing.T, env map[string]string, extra ...string) string {
 // prints first, naming what it serves and where.
 func hubBanner(t *testing.T, env map[string]string, extra ...string) string {
 	t.Helper()
+	return firstLine(t, env, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, extra...))
+}
+
+// firstLine runs a command that serves until it is stopped (ui, hub
+// serve) in-process, returns the first line it prints, and stops it with
+// the test.
+func firstLine(t *testing.T, env map[string]string, args []string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		var errb bytes.Buffer
-		done <- run(ctx, append([]string{"hub", "serve", "--listen", "127.0.0.1:0"}, extra...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &errb)
+		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), pw, io.Discard)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -147,12 +154,12 @@ func hubBanner(t *testing.T, env map[string]string, extra ...string) string {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Error("hub serve did not stop")
+			t.Errorf("%s did not stop", args[0])
 		}
 	})
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
-		t.Fatalf("hub serve printed no address: %v", err)
+		t.Fatalf("%s printed no address: %v", args[0], err)
 	}
 	go io.Copy(io.Discard, pr)
 	return line

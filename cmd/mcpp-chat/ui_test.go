@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -57,26 +55,7 @@ func TestUIAnswersOnlyItsHostNames(t *testing.T) {
 // with the test.
 func startUI(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, append([]string{"ui"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("ui did not stop")
-		}
-	})
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("ui printed no address: %v", err)
-	}
-	go io.Copy(io.Discard, pr)
+	line := firstLine(t, env, append([]string{"ui"}, args...))
 	m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("ui said %q", line)

@@ -109,20 +109,7 @@ func pgMatches(match string, scope []int64, archived *bool) (matched, from strin
 
 // ids runs a query of one column of ids.
 func (t *tx) ids(query string, args ...any) ([]int64, error) {
-	rows, err := t.query(query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return scanIDs(t.query(query, args...))
 }
 
 // headlines marks the matching passage of each of a page's hits, in the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -181,7 +182,11 @@ func (x *searchIndex) rank(ctx context.Context, query string, scope []int64, a S
 
 // ids runs a query of one column of ids.
 func (x *searchIndex) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
-	rows, err := x.db.QueryContext(ctx, query, args...)
+	return scanIDs(x.db.QueryContext(ctx, query, args...))
+}
+
+// scanIDs reads the rows of a query of one column of ids.
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}

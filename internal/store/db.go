@@ -63,6 +63,7 @@ const (
 	waitedOtherProcess = iota // SQLite's lock or the machine's writers' queue
 	waitedOwnQueue            // this process's writer slot
 	waitedChannel             // a team store's lock on one channel
+	waitedRows                // a team store's row or name another call holds
 	waitedPool                // a free connection to the team store
 )
 
@@ -77,6 +78,8 @@ func (e busyError) Error() string {
 	switch e.cause {
 	case waitedOwnQueue:
 		what = fmt.Sprintf("this process's own writes have queued ahead of this call for %v", e.waited)
+	case waitedRows:
+		what = fmt.Sprintf("other calls have held what this call writes for %v", e.waited)
 	case waitedChannel:
 		what = fmt.Sprintf("other calls have held this channel's write lock for %v", e.waited)
 	case waitedPool:
@@ -91,13 +94,16 @@ func (busyError) Is(target error) bool {
 	return ok
 }
 
-// busyFor is err, if it is a busyError, with the time this call waited.
+// busyFor is err, if it is a busyError, with the time this call waited:
+// its busy timeout, unless it names a wait of its own (the pool's).
 func busyFor(err error, waited time.Duration) error {
 	var b busyError
 	if !errors.As(err, &b) {
 		return busyError{waited: waited}
 	}
-	b.waited = waited
+	if b.cause != waitedPool {
+		b.waited = waited
+	}
 	return b
 }
 

@@ -50,7 +50,7 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 	if errors.Is(err, sql.ErrNoRows) && t.team != nil && !t.team.partyLocked {
 		// Two first calls of one party on a team store: the second
 		// finds the first's party once it has the lock.
-		if err := t.lockName(lockPartyNew, ""); err != nil {
+		if err := t.lockName(lockPartyNew, id.Name); err != nil {
 			return party{}, err
 		}
 		t.team.partyLocked = true
@@ -101,7 +101,7 @@ func stale(lastSeen, now string) bool {
 
 func (t *tx) newParty(id Identity) (party, error) {
 	if t.team != nil && !t.team.partyLocked {
-		if err := t.lockName(lockPartyNew, ""); err != nil {
+		if err := t.lockName(lockPartyNew, id.Name); err != nil {
 			return party{}, err
 		}
 		t.team.partyLocked = true

@@ -237,9 +237,13 @@ func (p *postgres) once(ctx context.Context, d *DB, mode int, writing bool, dead
 // retryable reports a transaction PostgreSQL ended so that another could
 // go on (a deadlock, a serialization failure): it wrote nothing, and the
 // same call may well succeed at once.
+//
+// A unique violation is retried too: two calls that made the same party
+// name from different base names ("x" taking "x~2" beside a folder named
+// "x~2") — the second finds the first's row when it runs again.
 func retryable(err error) bool {
 	state := sqlState(err)
-	return state == "40P01" || state == "40001"
+	return state == "40P01" || state == "40001" || state == "23505"
 }
 
 // lostConnection reports the error of a connection that broke or that the
@@ -309,11 +313,18 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	return t.changed, false, nil
 }
 
-// conn waits for one of the pool's connections (Options.MaxConns). The
-// pool is a queue of this process's own calls, and it is waited for as a
-// channel is (waitForChannel): as long as it moves. A call fails "busy"
-// only when no call of this process gave a connection back for its whole
-// busy timeout.
+// poolPatience is how many busy timeouts the pool may stand still before a
+// call waiting for it fails. The pool is a queue of this process's own
+// calls, and each of them holding a connection either commits or fails by
+// its own channel's rule (waitForChannel) — but behind a hundred calls of
+// other processes in one channel it may have its turn only every several
+// seconds on a loaded machine. The pool's own bound is for a store that
+// answers nothing.
+const poolPatience = 6
+
+// conn waits for one of the pool's connections (Options.MaxConns), as
+// long as calls of this process give theirs back: a call fails "busy"
+// only when none did for poolPatience busy timeouts.
 func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, error) {
 	if s := db.Stats(); s.InUse < s.MaxOpenConnections {
 		// Not a queue for the pool: an idle connection, or a new one as
@@ -326,7 +337,7 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 	}
 	for {
 		seen := p.finished.Load()
-		waitCtx, cancel := context.WithTimeout(ctx, patience)
+		waitCtx, cancel := context.WithTimeout(ctx, poolPatience*patience)
 		conn, err := db.Conn(waitCtx)
 		cancel()
 		switch {
@@ -335,7 +346,7 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 		case ctx.Err() != nil || waitCtx.Err() == nil:
 			return nil, p.describe(err)
 		case p.finished.Load() == seen:
-			return nil, busyError{cause: waitedPool}
+			return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
 		}
 	}
 }
@@ -419,7 +430,9 @@ func (p *postgres) describe(err error) error {
 	case err == nil:
 		return nil
 	case state == "55P03": // lock_not_available: lock_timeout ran out
-		return busyError{cause: waitedChannel}
+		// A channel's lock is waited for apart (waitForChannel); this is
+		// a row, or the name of a party or channel being made.
+		return busyError{cause: waitedRows}
 	case lostConnection(err):
 		// Not reached, the line broke (08…), or the server is shutting
 		// down or restarting (57P…).

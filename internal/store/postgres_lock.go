@@ -34,7 +34,7 @@ import (
 const (
 	lockChannel     int32 = 0x6d63_0001 // second key: the channel's id
 	lockChannelName int32 = 0x6d63_0002 // second key: a hash of the name
-	lockPartyNew    int32 = 0x6d63_0003 // second key: 0
+	lockPartyNew    int32 = 0x6d63_0003 // second key: a hash of the name asked for
 )
 
 // teamTx is one team-store transaction's locks and clocks.

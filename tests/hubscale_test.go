@@ -26,6 +26,7 @@ const crowdSize = 1000
 // of the store: neither the hub's connections nor its store's may run out
 // while a team waits.
 func TestHubThousandWaitsAllWokenByOneSay(t *testing.T) {
+	skipShort(t)
 	// Two descriptors a wait (the member's socket and the hub's, in this
 	// process and the hub it starts), and room for the rest.
 	raiseFileLimit(t, 2*crowdSize+1024)

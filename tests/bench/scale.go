@@ -35,7 +35,9 @@ import (
 //
 // The bench process's own CPU runs the members' clients; on a small
 // machine it competes with the hub and PostgreSQL for the cores, so the
-// figures are the whole machine's, not the hub's alone.
+// figures are the whole machine's, not the hub's alone. A hub serve that
+// caps its connections needs the caps raised for a crowd: pass them with
+// -hub-flags (e.g. -hub-flags '--max-conns=4000 --max-conns-per-addr=4000').
 
 const (
 	scaleCommand   = "go run ./tests/bench -only scale"
@@ -121,6 +123,9 @@ func (w *world) freshPostgres(pg *pgtest.Server, name, config string, seed func(
 	return teamStore{url: url, env: run.env, pg: name}, err
 }
 
+// benchScale runs every team size on every store: a database file, and
+// (when PostgreSQL is installed) one and two hubs on PostgreSQL, each on
+// a fresh store.
 func benchScale(w *world, o options, r *report) error {
 	progress("scale: open-files limit %d", raiseFileLimit())
 	pg, err := startPostgres()
@@ -187,7 +192,11 @@ func (w *world) scaleRun(r *report, o options, pg *pgtest.Server, st teamStore, 
 	if st.pg != "" {
 		conns = sampleConns(pg, st.pg)
 	}
-	cpu := startCPU(pg, hubs)
+	var pgFor *pgtest.Server // nil: the store is a file
+	if st.pg != "" {
+		pgFor = pg
+	}
+	cpu := startCPU(pgFor, hubs)
 	res, err := hubload.Mix(context.Background(), urls, members, o.scaleFor)
 	used := cpu.stop()
 	var peak connCounts
@@ -229,6 +238,8 @@ func (w *world) scaleRun(r *report, o options, pg *pgtest.Server, st teamStore, 
 	return nil
 }
 
+// benchWaiters holds o.waiters waits on one PostgreSQL hub and wakes them
+// with one say.
 func benchWaiters(w *world, o options, r *report) error {
 	progress("waiters: open-files limit %d", raiseFileLimit())
 	pg, err := startPostgres()
@@ -403,11 +414,14 @@ func (c *cpuWatch) read() (hubs, pg, self time.Duration) {
 }
 
 // cpuUsed is what a cpuWatch counted.
-type cpuUsed struct{ hubs, pg, self time.Duration }
+type cpuUsed struct {
+	hubs, pg, self time.Duration
+	hasPG          bool
+}
 
 func (c *cpuWatch) stop() cpuUsed {
 	h, p, s := c.read()
-	return cpuUsed{h - c.hubCPU, p - c.pgCPU, s - c.selfCPU}
+	return cpuUsed{h - c.hubCPU, p - c.pgCPU, s - c.selfCPU, c.pg != nil}
 }
 
 func (u cpuUsed) perCall(calls int) string {
@@ -415,6 +429,9 @@ func (u cpuUsed) perCall(calls int) string {
 		return "no calls"
 	}
 	n := time.Duration(calls)
+	if !u.hasPG {
+		return fmt.Sprintf("hub %s, clients %s", ms(u.hubs/n), ms(u.self/n))
+	}
 	return fmt.Sprintf("hub %s, PostgreSQL %s, clients %s", ms(u.hubs/n), ms(u.pg/n), ms(u.self/n))
 }
 

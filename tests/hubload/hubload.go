@@ -14,7 +14,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,13 +183,6 @@ func (t *Tally) First(k int) []string {
 	return out
 }
 
-// Distinct is the number of distinct texts.
-func (t *Tally) Distinct() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.order)
-}
-
 // MixResult is what Mix measured.
 type MixResult struct {
 	// Lat holds each answered or failed call's time, by tool.
@@ -322,7 +314,7 @@ type CrowdResult struct {
 // its own connection, and has the announcer say one thing in
 // CrowdChannel once they are under way: every wait should answer that
 // something arrived.
-func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, o CrowdOptions) (*CrowdResult, error) {
+func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, opts CrowdOptions) (*CrowdResult, error) {
 	say, err := hub.NewClient(url, announcer.Token, "")
 	if err != nil {
 		return nil, err
@@ -342,7 +334,7 @@ func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, 
 	outcomes := make([]outcome, len(waiters))
 	// A wait is settled once it sent progress (the hub runs it) or ended.
 	var underWay, settled atomic.Int64
-	args, _ := json.Marshal(map[string]int{"seconds": o.Seconds})
+	args, _ := json.Marshal(map[string]int{"seconds": opts.Seconds})
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
@@ -351,28 +343,28 @@ func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, 
 			res, err := c.Call(ctx, "chat_wait", args, func(context.Context, float64, float64, string) {
 				once.Do(func() { underWay.Add(1); settled.Add(1) })
 			})
-			o := outcome{at: time.Now(), err: err}
+			out := outcome{at: time.Now(), err: err}
 			if err == nil {
 				var v struct {
 					Arrived bool `json:"arrived"`
 				}
 				if err := json.Unmarshal(res.JSON, &v); err != nil {
-					o.err = fmt.Errorf("chat_wait answered %.200s: %w", res.JSON, err)
+					out.err = fmt.Errorf("chat_wait answered %.200s: %w", res.JSON, err)
 				}
-				o.arrived = v.Arrived
+				out.arrived = v.Arrived
 			}
 			once.Do(func() { settled.Add(1) })
-			outcomes[i] = o
+			outcomes[i] = out
 		})
 	}
 	// The say waits for SayAt, then for every wait to be settled, up to
 	// half the waits' time.
-	latest := start.Add(time.Duration(o.Seconds) * time.Second / 2)
+	latest := start.Add(time.Duration(opts.Seconds) * time.Second / 2)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		now := time.Now()
-		if now.Sub(start) >= o.SayAt && int(settled.Load()) >= len(waiters) || !now.Before(latest) {
+		if now.Sub(start) >= opts.SayAt && int(settled.Load()) >= len(waiters) || !now.Before(latest) {
 			break
 		}
 		select {
@@ -402,8 +394,8 @@ func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, 
 			r.Quiet++
 		}
 	}
-	sort.Slice(r.Wake, func(i, j int) bool { return r.Wake[i] < r.Wake[j] })
-	for _, c := range clients {
+	slices.Sort(r.Wake)
+	for _, c := range append(clients, say) {
 		c.HTTP.CloseIdleConnections()
 	}
 	return r, nil

@@ -77,7 +77,11 @@ declared=$(python3 -c 'import yaml; print(",".join(t["name"] for t in yaml.safe_
 # free loopback port.
 hubdir=$work/hub
 mkdir -p "$hubdir" "$work/repos/hubbed"
-token=$(MCPP_CHAT_HOME=$hubdir/module "$bin" hub token issue --store "sqlite:$hubdir/hub.db" --party mesh-gw --label real-clients | head -n 1)
+# The whole output is read before its first line is kept: a `| head -n 1` here
+# closed the pipe under a command still writing, and pipefail made that SIGPIPE
+# (exit 141) fail the run.
+issued=$(MCPP_CHAT_HOME=$hubdir/module "$bin" hub token issue --store "sqlite:$hubdir/hub.db" --party mesh-gw --label real-clients)
+token=${issued%%$'\n'*}
 # Started directly, not through a function: $! is then the hub itself.
 MCPP_CHAT_HOME=$hubdir/module "$bin" hub serve --store "sqlite:$hubdir/hub.db" --listen 127.0.0.1:0 >"$hubdir/out" 2>"$hubdir/log" &
 hubpid=$!

@@ -154,7 +154,11 @@ func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
 
 // storeClocksSchema holds a team store's clocks (postgres_lock.go): a row per
 // channel and party that writes moved, key 0 for the rest.
-const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL)`
+//
+// The index finds a party's seats without reading every party's: the
+// state of what a party sees (partyState) starts from them.
+const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS store_seats_by_party ON channel_parties (party_id)`
 
 // pgSchemaVersion is the schema version of the database: 0 when it has no
 // tables at all (a new store). Tables without schema_version mean a
@@ -352,25 +356,24 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 }
 
 // partyState names the state of what one party sees: the clocks of the
-// channels it sits in or has live items in, its own, and row 0 (the
-// person's commands). Every write that changes the party's inbox bumps
-// one of them — it happens in one of those channels under its lock, or is
-// the party's own — so other channels' writes leave it where it was. The
-// set itself is read with the clocks: a channel the party joins enters
-// it, one it leaves drops out, and either changes the name.
+// channels it has ever sat in, its own, and row 0 (the person's commands).
+// Every write that changes the party's inbox bumps one of them — it
+// happens in one of those channels under its lock (a consumer is seated
+// when its item is raised, and leaving keeps the seat's row), or is the
+// party's own — so other channels' writes leave it where it was. The set
+// itself is read with the clocks: a channel the party joins enters it and
+// changes the name. One probe per seat, whatever the size of the history:
+// every inbox on a team store asks it, before and after its read.
 func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
 		key, by = id.Name, "name"
 	}
 	var state sql.NullString
-	err := q.QueryRowContext(context.Background(), `WITH me AS (SELECT id FROM parties WHERE `+by+` = $1)
-		SELECT (SELECT id FROM me) || '|' || coalesce(string_agg(key || ':' || n, ',' ORDER BY key), '') FROM store_clocks
-		WHERE key = 0 OR key = -(SELECT id FROM me)
-		   OR key IN (SELECT channel_id FROM channel_parties WHERE party_id = (SELECT id FROM me) AND left_at IS NULL)
-		   OR key IN (SELECT m.channel_id FROM item_consumers ic JOIN messages m ON m.id = ic.message_id
-		              WHERE ic.party_id = (SELECT id FROM me) AND m.is_archived = 0)
-		   OR key IN (SELECT channel_id FROM messages WHERE author_id = (SELECT id FROM me) AND kind = 'ask' AND is_archived = 0)`,
+	err := q.QueryRowContext(context.Background(), `SELECT me.id || '|' || coalesce((
+			SELECT string_agg(k.key || ':' || k.n, ',' ORDER BY k.key) FROM store_clocks k
+			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '')
+		FROM parties me WHERE me.`+by+` = $1`,
 		key).Scan(&state)
 	if err != nil || !state.Valid {
 		return "", false // no such party yet: nothing to keep

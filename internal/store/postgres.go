@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,9 +202,69 @@ const (
 )
 
 // NotifyChannel is the PostgreSQL notification channel on which every
-// commit that changed something is announced (payload: channel, seq and
-// author, as in the tick line).
+// commit that changed something is announced (announcement).
 const NotifyChannel = "mcpp_chat"
+
+// announcement is a commit's notification payload: the channel, seq and
+// author, as in the tick line, then the clock keys whose waiters it
+// concerns (WaitKeys), comma-separated. Releases before the keys sent
+// only the first three, which a listener takes to concern everyone.
+func announcement(c Change, keys []int64) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.FormatInt(k, 10)
+	}
+	return fmt.Sprintf("%s %d %s %s", c.Channel, c.Seq, c.Author, strings.Join(parts, ","))
+}
+
+// AnnouncedKeys are the clock keys an announcement names; ok is false for
+// one that names none, which concerns every waiter.
+func AnnouncedKeys(payload string) (keys []int64, ok bool) {
+	fields := strings.Fields(payload)
+	if len(fields) != 4 {
+		return nil, false
+	}
+	for _, f := range strings.Split(fields[3], ",") {
+		k, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	return keys, true
+}
+
+// WaitKeys are the clock keys of what the party me sees on a team store,
+// for a waiter to be woken only by the commits that concern it
+// (announcement): the channels it ever sat in, its own, and 0, the
+// person's commands. nil on a database file, or for a party not made yet:
+// then every change concerns the waiter.
+func (d *DB) WaitKeys(ctx context.Context, me Identity) ([]int64, error) {
+	if d.pg == nil {
+		return nil, nil
+	}
+	key, by := me.Workspace, "workspace_path"
+	if me.Team {
+		key, by = me.Name, "name"
+	}
+	var id int64
+	var channels string
+	err := d.sql.QueryRowContext(ctx, `SELECT me.id, coalesce((SELECT string_agg(channel_id::text, ',') FROM channel_parties WHERE party_id = me.id), '')
+		FROM parties me WHERE me.`+by+` = $1`, key).Scan(&id, &channels)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, d.pg.describe(err)
+	}
+	keys := []int64{0, -id}
+	for _, f := range strings.Split(channels, ",") {
+		if k, err := strconv.ParseInt(f, 10, 64); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
 
 // postgres is the engine of a store on PostgreSQL: its write lock, its
 // dialect and its announcements. The protocol is the package's, as on
@@ -304,8 +365,11 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 		}
 	}
 	if t.changed != nil {
-		c := t.changed
-		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("%s %d %s", c.Channel, c.Seq, c.Author)); err != nil {
+		keys := t.team.wakeKeys()
+		if mode == pgExclusive {
+			keys = []int64{0}
+		}
+		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, announcement(*t.changed, keys)); err != nil {
 			return nil, false, p.describe(err)
 		}
 	}
@@ -379,6 +443,16 @@ func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 		return "", false // no such party yet: nothing to keep
 	}
 	return p.where + "|" + state.String, true
+}
+
+// PartyState names the state of what the party id sees on a team store
+// (partyState); ok is false on a database file, for a party not made
+// yet, or when the store cannot be asked.
+func (r *ReadOnly) PartyState(id Identity) (state string, ok bool) {
+	if r.pg == nil {
+		return "", false
+	}
+	return r.pg.partyState(r.db, id)
 }
 
 // fingerprint is the store's state: the sum of its clocks, which every

@@ -36,6 +36,26 @@ type Changes interface {
 	Next() <-chan struct{}
 }
 
+// keyedChanges are Changes that can wake a waiter only at the commits
+// that concern it (listen.Listener on a team store).
+type keyedChanges interface {
+	NextOf(keys []int64) (<-chan struct{}, func())
+}
+
+// nextFor is a channel closed at the next change that may concern party,
+// and a stop to call once done waiting on it: on a team store only the
+// commits in its channels, or its own, wake it (store.WaitKeys);
+// otherwise every move of the generation.
+func (s *Server) nextFor(ctx context.Context, party string) (<-chan struct{}, func()) {
+	if keyed, ok := s.Changes.(keyedChanges); ok {
+		keys, err := s.DB.WaitKeys(ctx, store.Identity{Name: party, Team: true})
+		if err == nil && keys != nil {
+			return keyed.NextOf(keys)
+		}
+	}
+	return s.gen.next(), func() {}
+}
+
 // Server is one hub process. Its fields are its dependencies; Handler
 // serves them.
 type Server struct {
@@ -62,6 +82,8 @@ type Server struct {
 	// at the newest state one of its requests asked about (seenAt).
 	parties *lru[string, *partyServer]
 	views   *lru[string, *seenAt]
+	// seenReads counts the reads of what a party sees (for tests).
+	seenReads atomic.Int64
 }
 
 // partyServer is the tool service and MCP server of one party: tools act
@@ -209,8 +231,9 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 
 // waitHandler holds a request until what the party sees changes (its
 // ETag moves past the one sent in ?etag=) or ?timeout= seconds pass, and
-// answers the ETag as it is then. A change elsewhere wakes the handler,
-// which finds the party's ETag where it was and waits on.
+// answers the ETag as it is then. On a team store only the commits that
+// concern the party wake the handler (nextFor); elsewhere any change
+// does, and the handler finds the party's ETag where it was and waits on.
 func (s *Server) waitHandler(ctx context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wait, err := s.waitParam(r)
@@ -221,8 +244,12 @@ func (s *Server) waitHandler(ctx context.Context) http.Handler {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		sent := r.URL.Query().Get("etag")
+		party := partyOf(r.Context())
+		stop := func() {}
+		defer func() { stop() }() // the last look's wish to be woken
 		for {
-			next := s.gen.next()
+			var next <-chan struct{}
+			next, stop = s.nextFor(r.Context(), party)
 			e, ok := s.seenOr503(w, r)
 			if !ok {
 				return
@@ -242,6 +269,7 @@ func (s *Server) waitHandler(ctx context.Context) http.Handler {
 				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})
 				return
 			}
+			stop()
 		}
 	})
 }

@@ -24,6 +24,19 @@ type seenAt struct {
 	err   error
 }
 
+// stateOf names the state of what party sees: on a team store the state
+// of its own channels, which other channels' writes leave where it was
+// (store.ReadOnly.PartyState), so that a say elsewhere makes nobody read
+// again; otherwise the store's whole state, the generation.
+func (s *Server) stateOf(party string) string {
+	if _, ok := s.Changes.(keyedChanges); ok && s.Read != nil {
+		if state, ok := s.Read.PartyState(store.Identity{Name: party, Team: true}); ok {
+			return state
+		}
+	}
+	return s.gen.current()
+}
+
 // readTimeout bounds a party's read, which its first asker starts and
 // every other asker of that state waits for.
 const readTimeout = 10 * time.Second
@@ -32,7 +45,7 @@ const readTimeout = 10 * time.Second
 // state however many of the party's sessions ask, each party's newest
 // kept in a bounded cache.
 func (s *Server) seen(ctx context.Context, party string) (*seenAt, error) {
-	state := s.gen.current()
+	state := s.stateOf(party)
 	s.mu.Lock()
 	e, ok := s.views.get(party)
 	if !ok || e.state != state {
@@ -59,6 +72,7 @@ func (s *Server) seen(ctx context.Context, party string) (*seenAt, error) {
 // to try again.
 func (s *Server) read(party string, e *seenAt) {
 	defer close(e.ready)
+	s.seenReads.Add(1)
 	size := 0
 	e.seen, e.tag, size, e.err = s.readSeen(party)
 	s.mu.Lock()

@@ -200,8 +200,11 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	}()
 	stopProgress := s.keepAlive(ctx, start, seconds)
 	defer stopProgress()
+	stop := func() {}
+	defer func() { stop() }() // the last look's wish to be woken
 	for {
-		changed := s.nextChange()
+		var changed <-chan struct{}
+		changed, stop = s.nextChange(ctx)
 		in, err := s.DB.Inbox(ctx, s.Me)
 		if err != nil {
 			return Result{}, err
@@ -232,6 +235,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 			}
 			// Time is up (or the client closed stdin): one last look.
 		}
+		stop()
 	}
 }
 

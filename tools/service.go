@@ -271,13 +271,27 @@ func WaitCeiling(cfg config.Config, env config.Env) int {
 	return max(limit, 1)
 }
 
-// nextChange is a channel closed at the next change of the database,
-// taken before a look so that a change during the look is not missed.
-func (s *Service) nextChange() <-chan struct{} {
+// keyedChanges is a Changes that can wake a waiter only at the changes
+// that concern it (listen.Listener on a team store).
+type keyedChanges interface {
+	NextOf(keys []int64) (<-chan struct{}, func())
+}
+
+// nextChange is a channel closed at the next change of the database that
+// may concern the caller, taken before a look so that a change during the
+// look is not missed, and a stop to call once done waiting on it.
+func (s *Service) nextChange(ctx context.Context) (<-chan struct{}, func()) {
 	if s.Changes == nil {
-		return nil // never closes
+		return nil, func() {} // never closes
 	}
-	return s.Changes.Next()
+	if keyed, ok := s.Changes.(keyedChanges); ok && s.DB != nil {
+		// The keys are read at every look: a channel the party was
+		// seated in since wakes it through its own key (store.WaitKeys).
+		if keys, err := s.DB.WaitKeys(ctx, s.Me); err == nil && keys != nil {
+			return keyed.NextOf(keys)
+		}
+	}
+	return s.Changes.Next(), func() {}
 }
 
 // remoteWait is a member's chat_wait: when the client closes its end

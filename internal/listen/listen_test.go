@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
@@ -118,5 +119,139 @@ func TestCloseStops(t *testing.T) {
 	case <-l.Next():
 		t.Fatal("Next after Close closed")
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// team is a store with gw seated with dash in gw-dash and with fw in
+// gw-fw.
+func team(t *testing.T, u string) (db *store.DB, gw, dash, fw store.Identity) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.OpenPostgres(ctx, u, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	gw = store.Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}
+	dash = store.Identity{Name: "node-dash", Workspace: "/srv/node-dash"}
+	fw = store.Identity{Name: "fw-core", Workspace: "/srv/fw-core"}
+	for _, p := range []store.Identity{gw, dash, fw} {
+		if _, err := db.Register(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ChannelNew(ctx, gw, "gw-dash", "", []string{"node-dash"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ChannelNew(ctx, gw, "gw-fw", "", []string{"fw-core"}); err != nil {
+		t.Fatal(err)
+	}
+	return db, gw, dash, fw
+}
+
+func waitKeys(t *testing.T, db *store.DB, p store.Identity) []int64 {
+	t.Helper()
+	keys, err := db.WaitKeys(context.Background(), p)
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("WaitKeys(%s) = %v, %v", p.Name, keys, err)
+	}
+	return keys
+}
+
+func notWoken(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("woken by %s", what)
+	default:
+	}
+}
+
+// A waiter that names its keys is woken by a say in its channel and not
+// by one in another; by a channel another party seats it in; and by an
+// announcement of an older release, which names no keys.
+func TestKeyedWaitersHearOnlyWhatConcernsThem(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	db, gw, dash, fw := team(t, u)
+	l, listening := quiet(u)
+	defer l.Close()
+	listeningNow(t, l, listening)
+
+	mine, stop := l.NextOf(waitKeys(t, db, dash))
+	defer stop()
+	heard := l.Next() // every announcement closes it: proof this one arrived
+	if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw-fw", Text: "not for dash"}); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, heard, "the say in gw-fw")
+	notWoken(t, mine, "a say in a channel node-dash is not in")
+	if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw-dash", Text: "for dash"}); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, mine, "a say in gw-dash")
+
+	seated, stop := l.NextOf(waitKeys(t, db, dash))
+	defer stop()
+	if _, err := db.ChannelNew(ctx, fw, "fw-dash", "", []string{"node-dash"}); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, seated, "fw-core seating node-dash in a new channel")
+
+	old, stop := l.NextOf(waitKeys(t, db, dash))
+	defer stop()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `SELECT pg_notify($1, 'gw-fw 9 mesh-gw')`, store.NotifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, old, "an announcement without keys")
+}
+
+// The poll wakes the waiters of a clock that moved without an
+// announcement — node-dash's cursor, moved by its read — and no others.
+func TestPollWakesOnlyTheKeysThatMoved(t *testing.T) {
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	db, gw, dash, fw := team(t, u)
+	if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw-dash", Text: "unread"}); err != nil {
+		t.Fatal(err)
+	}
+	l, listening := quiet(u)
+	l.pollEvery = 20 * time.Millisecond
+	defer l.Close()
+	listeningNow(t, l, listening)
+
+	others, stop := l.NextOf(waitKeys(t, db, fw))
+	defer stop()
+	mine, stop := l.NextOf(waitKeys(t, db, dash))
+	defer stop()
+	if _, err := db.Read(ctx, dash, store.ReadArgs{Channel: "gw-dash", Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, mine, "the poll after node-dash's read")
+	// Several more polls, which find nothing new.
+	time.Sleep(10 * l.pollEvery)
+	notWoken(t, others, "node-dash's read")
+}
+
+// The stop of a wait forgets it: a listener does not keep the wishes of
+// the waiters that gave up.
+func TestStoppedWaitsAreForgotten(t *testing.T) {
+	u := pgtest.URL(t)
+	l, listening := quiet(u)
+	defer l.Close()
+	listeningNow(t, l, listening)
+	for i := range 100 {
+		_, stop := l.NextOf([]int64{0, int64(-i), int64(i + 1)})
+		stop()
+	}
+	l.keyed.mu.Lock()
+	defer l.keyed.mu.Unlock()
+	if n := len(l.keyed.by); n != 0 {
+		t.Fatalf("%d keys still held after every wait stopped", n)
 	}
 }

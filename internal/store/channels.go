@@ -410,6 +410,7 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 			if _, err := t.exec(`INSERT INTO channel_parties (channel_id, party_id, joined_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.id, q.id, t.now); err != nil {
 				return err
 			}
+			t.wake(-q.id)
 		}
 		t.touch(c.name, 0, p.name)
 		out, err = t.channelInfo(p, c)
@@ -439,6 +440,8 @@ func (d *DB) ChannelJoin(ctx context.Context, me Identity, name string) (Channel
 				ON CONFLICT (channel_id, party_id) DO UPDATE SET joined_at = ?3, left_at = NULL`, c.id, p.id, t.now); err != nil {
 				return err
 			}
+			t.wake(-p.id) // the party's other sessions' waits
+
 			if _, _, err := t.post(c, p, post{kind: "event", body: p.name + " joined the channel"}); err != nil {
 				return err
 			}

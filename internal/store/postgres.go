@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,11 @@ func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
 
 // storeClocksSchema holds a team store's clocks (postgres_lock.go): a row per
 // channel and party that writes moved, key 0 for the rest.
-const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL)`
+//
+// The index finds a party's seats without reading every party's: the
+// state of what a party sees (partyState) starts from them.
+const storeClocksSchema = `CREATE TABLE IF NOT EXISTS store_clocks (key BIGINT PRIMARY KEY, n BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS store_seats_by_party ON channel_parties (party_id)`
 
 // pgSchemaVersion is the schema version of the database: 0 when it has no
 // tables at all (a new store). Tables without schema_version mean a
@@ -197,9 +202,69 @@ const (
 )
 
 // NotifyChannel is the PostgreSQL notification channel on which every
-// commit that changed something is announced (payload: channel, seq and
-// author, as in the tick line).
+// commit that changed something is announced (announcement).
 const NotifyChannel = "mcpp_chat"
+
+// announcement is a commit's notification payload: the channel, seq and
+// author, as in the tick line, then the clock keys whose waiters it
+// concerns (WaitKeys), comma-separated. Releases before the keys sent
+// only the first three, which a listener takes to concern everyone.
+func announcement(c Change, keys []int64) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strconv.FormatInt(k, 10)
+	}
+	return fmt.Sprintf("%s %d %s %s", c.Channel, c.Seq, c.Author, strings.Join(parts, ","))
+}
+
+// AnnouncedKeys are the clock keys an announcement names; ok is false for
+// one that names none, which concerns every waiter.
+func AnnouncedKeys(payload string) (keys []int64, ok bool) {
+	fields := strings.Fields(payload)
+	if len(fields) != 4 {
+		return nil, false
+	}
+	for _, f := range strings.Split(fields[3], ",") {
+		k, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	return keys, true
+}
+
+// WaitKeys are the clock keys of what the party me sees on a team store,
+// for a waiter to be woken only by the commits that concern it
+// (announcement): the channels it ever sat in, its own, and 0, the
+// person's commands. nil on a database file, or for a party not made yet:
+// then every change concerns the waiter.
+func (d *DB) WaitKeys(ctx context.Context, me Identity) ([]int64, error) {
+	if d.pg == nil {
+		return nil, nil
+	}
+	key, by := me.Workspace, "workspace_path"
+	if me.Team {
+		key, by = me.Name, "name"
+	}
+	var id int64
+	var channels string
+	err := d.sql.QueryRowContext(ctx, `SELECT me.id, coalesce((SELECT string_agg(channel_id::text, ',') FROM channel_parties WHERE party_id = me.id), '')
+		FROM parties me WHERE me.`+by+` = $1`, key).Scan(&id, &channels)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, d.pg.describe(err)
+	}
+	keys := []int64{0, -id}
+	for _, f := range strings.Split(channels, ",") {
+		if k, err := strconv.ParseInt(f, 10, 64); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
 
 // postgres is the engine of a store on PostgreSQL: its write lock, its
 // dialect and its announcements. The protocol is the package's, as on
@@ -300,8 +365,11 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 		}
 	}
 	if t.changed != nil {
-		c := t.changed
-		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, fmt.Sprintf("%s %d %s", c.Channel, c.Seq, c.Author)); err != nil {
+		keys := t.team.wakeKeys()
+		if mode == pgExclusive {
+			keys = []int64{0}
+		}
+		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, announcement(*t.changed, keys)); err != nil {
 			return nil, false, p.describe(err)
 		}
 	}
@@ -352,30 +420,39 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 }
 
 // partyState names the state of what one party sees: the clocks of the
-// channels it sits in or has live items in, its own, and row 0 (the
-// person's commands). Every write that changes the party's inbox bumps
-// one of them — it happens in one of those channels under its lock, or is
-// the party's own — so other channels' writes leave it where it was. The
-// set itself is read with the clocks: a channel the party joins enters
-// it, one it leaves drops out, and either changes the name.
+// channels it has ever sat in, its own, and row 0 (the person's commands).
+// Every write that changes the party's inbox bumps one of them — it
+// happens in one of those channels under its lock (a consumer is seated
+// when its item is raised, and leaving keeps the seat's row), or is the
+// party's own — so other channels' writes leave it where it was. The set
+// itself is read with the clocks: a channel the party joins enters it and
+// changes the name. One probe per seat, whatever the size of the history:
+// every inbox on a team store asks it, before and after its read.
 func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
 		key, by = id.Name, "name"
 	}
 	var state sql.NullString
-	err := q.QueryRowContext(context.Background(), `WITH me AS (SELECT id FROM parties WHERE `+by+` = $1)
-		SELECT (SELECT id FROM me) || '|' || coalesce(string_agg(key || ':' || n, ',' ORDER BY key), '') FROM store_clocks
-		WHERE key = 0 OR key = -(SELECT id FROM me)
-		   OR key IN (SELECT channel_id FROM channel_parties WHERE party_id = (SELECT id FROM me) AND left_at IS NULL)
-		   OR key IN (SELECT m.channel_id FROM item_consumers ic JOIN messages m ON m.id = ic.message_id
-		              WHERE ic.party_id = (SELECT id FROM me) AND m.is_archived = 0)
-		   OR key IN (SELECT channel_id FROM messages WHERE author_id = (SELECT id FROM me) AND kind = 'ask' AND is_archived = 0)`,
+	err := q.QueryRowContext(context.Background(), `SELECT me.id || '|' || coalesce((
+			SELECT string_agg(k.key || ':' || k.n, ',' ORDER BY k.key) FROM store_clocks k
+			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '')
+		FROM parties me WHERE me.`+by+` = $1`,
 		key).Scan(&state)
 	if err != nil || !state.Valid {
 		return "", false // no such party yet: nothing to keep
 	}
 	return p.where + "|" + state.String, true
+}
+
+// PartyState names the state of what the party id sees on a team store
+// (partyState); ok is false on a database file, for a party not made
+// yet, or when the store cannot be asked.
+func (r *ReadOnly) PartyState(id Identity) (state string, ok bool) {
+	if r.pg == nil {
+		return "", false
+	}
+	return r.pg.partyState(r.db, id)
 }
 
 // fingerprint is the store's state: the sum of its clocks, which every

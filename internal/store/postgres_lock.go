@@ -48,10 +48,38 @@ type teamTx struct {
 	partyLocked bool
 	locked      map[int64]bool
 	clocks      map[int64]bool
+	// wakes are keys the commit's announcement names beside its clocks:
+	// the parties another's call seated, whose waiters do not yet know
+	// the channel.
+	wakes map[int64]bool
 }
 
 func newTeamTx(writing bool, patience time.Duration) *teamTx {
-	return &teamTx{writing: writing, patience: patience, locked: map[int64]bool{}, clocks: map[int64]bool{}}
+	return &teamTx{writing: writing, patience: patience, locked: map[int64]bool{}, clocks: map[int64]bool{}, wakes: map[int64]bool{}}
+}
+
+// wake names a clock key whose waiters the commit concerns although the
+// call bumps no clock of it: a party seated in a channel.
+func (t *tx) wake(key int64) {
+	if t.team != nil {
+		t.team.wakes[key] = true
+	}
+}
+
+// wakeKeys are the keys a commit's announcement names: every clock the
+// call marked (bumped or not, see clockKeys) and every key it woke.
+func (tt *teamTx) wakeKeys() []int64 {
+	keys := make([]int64, 0, len(tt.clocks)+len(tt.wakes))
+	for k := range tt.clocks {
+		keys = append(keys, k)
+	}
+	for k := range tt.wakes {
+		if !tt.clocks[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // lockChannel takes channel id's write lock for the rest of a writing

@@ -21,9 +21,9 @@ type readCall struct {
 // transaction. The two memos that make these calls cheap depend on an
 // order kept here, once, for all of them:
 //
-//  1. The fingerprint is taken before the transaction begins (readSweep),
-//     so that what the call finds is recorded for a state no later than
-//     the one it read.
+//  1. The fingerprint is taken before the transaction begins (readSweep;
+//     on a team store the store's or the party's state), so that what the
+//     call finds is recorded for a state no later than the one it read.
 //  2. The answer memo is consulted then: at an unchanged fingerprint the
 //     kept answer is the answer, and no transaction runs.
 //  3. The sweep runs after the transaction's first read (t.me), which
@@ -31,7 +31,10 @@ type readCall struct {
 //     would find nothing at this state (readSweep.run).
 //  4. Only once the call has committed is a sweep that found nothing
 //     recorded (committed), and the answer kept — and only if no commit,
-//     the call's own included, landed since step 1 (answerMemo.unchanged).
+//     the call's own included, landed since step 1. A party's state on a
+//     team store needs no second look: it names every write the answer
+//     depends on and only moves forward, so a call that wrote nothing
+//     keeps its answer under the state of step 1.
 //
 // state is the fingerprint the answer was read at, "" when unknown; fn
 // may run more than once (see DB.view), so it returns its answer rather
@@ -39,9 +42,12 @@ type readCall struct {
 func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p party, swept []archived) (T, error)) (out T, state string, err error) {
 	byParty := c.ownView && d.pg != nil
 	memoState := func() string {
-		fp, ok := d.fingerprint()
+		var fp string
+		var ok bool
 		if byParty {
 			fp, ok = d.pg.partyState(d.sql, c.me)
+		} else {
+			fp, ok = d.fingerprint()
 		}
 		if !ok {
 			return ""
@@ -49,24 +55,23 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 		return fp
 	}
 	var before string
-	if c.key != "" && byParty {
+	if c.key != "" && d.pg != nil {
+		// A team store's sweep keeps no state (readSweep): the memo asks.
 		before = memoState()
-		if v, ok := d.answers.lookup(before, c.key); ok {
-			return v.(T), before, nil
-		}
 	}
 	sweep := d.readSweep()
-	if c.key != "" && !byParty && sweep.known {
+	if c.key != "" && d.pg == nil && sweep.known {
 		before = sweep.fp
-		if v, ok := d.answers.lookup(before, c.key); ok {
-			return v.(T), before, nil
-		}
+	}
+	if v, ok := d.answers.lookup(before, c.key); ok {
+		return v.(T), before, nil
 	}
 	run := d.view
 	if c.write {
 		run = d.update
 	}
 	var seen string
+	var wrote bool
 	err = run(ctx, func(t *tx) error {
 		p, err := t.me(c.me, c.write)
 		if err != nil {
@@ -78,12 +83,21 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 			return err
 		}
 		out, err = fn(t, p, swept)
+		wrote = t.wrote
 		return err
 	})
 	if err != nil {
 		return out, "", err
 	}
 	sweep.committed()
+	if byParty && before != "" && !wrote {
+		// A party's state only moves forward, and it names every write
+		// this answer depends on: if it is before again at a later look,
+		// nothing the answer read has changed since before, so what the
+		// call read is the answer at before, however late it read it.
+		d.answers.keep(before, c.key, out, seen)
+		return out, before, nil
+	}
 	if before != "" && memoState() == before {
 		d.answers.keep(before, c.key, out, seen)
 		state = before

@@ -33,7 +33,9 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 		ran := db.sweeps.runs.Load()
 		must(t)(db.Inbox(ctx, gw))
 		must(t)(db.Read(ctx, dash, peek))
-		if got := db.sweeps.runs.Load(); got != ran {
+		// A team store keeps no memo of its sweeps (readSweep): each read
+		// sweeps.
+		if got := db.sweeps.runs.Load(); db.pg == nil && got != ran {
 			t.Fatalf("%d more sweeps with nothing committed since one found nothing", got-ran)
 		}
 

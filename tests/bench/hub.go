@@ -131,9 +131,12 @@ func startPostgres() (*pgtest.Server, error) {
 	return srv, nil
 }
 
-func pgExec(srv *pgtest.Server, sql string) error {
+func pgExec(srv *pgtest.Server, sql string) error { return pgExecIn(srv, "postgres", sql) }
+
+// pgExecIn runs sql in database on the server.
+func pgExecIn(srv *pgtest.Server, database, sql string) error {
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, srv.URL("postgres"))
+	c, err := pgx.Connect(ctx, srv.URL(database))
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,12 @@ func (w *world) freshPostgres(pg *pgtest.Server, name, config string, seed func(
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		// A store in use has its planner statistics, which autovacuum
+		// gathers within a minute of the writes; a store seeded a moment
+		// ago has none, and its plans would be those of an empty one.
+		err = pgExecIn(pg, name, "ANALYZE")
+	}
 	return teamStore{url: url, env: run.env, pg: name}, err
 }
 

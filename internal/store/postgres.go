@@ -357,7 +357,11 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 // one of them — it happens in one of those channels under its lock, or is
 // the party's own — so other channels' writes leave it where it was. The
 // set itself is read with the clocks: a channel the party joins enters
-// it, one it leaves drops out, and either changes the name.
+// it, one it leaves drops out, and either changes the name. So do the
+// cursors of its channels: a peer's read moves only the peer's own clock,
+// and the party's read receipts (unread_by_peers) move with it. Cursors
+// only go forward (the person's commands that set one bump row 0), so
+// their sum moves at every read that moves one.
 func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
@@ -365,7 +369,10 @@ func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	}
 	var state sql.NullString
 	err := q.QueryRowContext(context.Background(), `WITH me AS (SELECT id FROM parties WHERE `+by+` = $1)
-		SELECT (SELECT id FROM me) || '|' || coalesce(string_agg(key || ':' || n, ',' ORDER BY key), '') FROM store_clocks
+		SELECT (SELECT id FROM me) || '|' || coalesce(string_agg(key || ':' || n, ',' ORDER BY key), '') || '|' ||
+		       (SELECT coalesce(sum(last_seq), 0) FROM cursors
+		        WHERE channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = (SELECT id FROM me) AND left_at IS NULL))
+		FROM store_clocks
 		WHERE key = 0 OR key = -(SELECT id FROM me)
 		   OR key IN (SELECT channel_id FROM channel_parties WHERE party_id = (SELECT id FROM me) AND left_at IS NULL)
 		   OR key IN (SELECT m.channel_id FROM item_consumers ic JOIN messages m ON m.id = ic.message_id

@@ -300,6 +300,9 @@ type Pending struct {
 	Channels      []ChannelPending
 	WaitingOnMe   []WaitingOnMe
 	WaitingOnPeer []WaitingOnPeer
+	// UnreadByPeers are the party's recent messages a seated peer has not
+	// read yet, as chat_inbox lists them.
+	UnreadByPeers []UnreadByPeer
 }
 
 // Unread sums the channels' unread counts; over says a channel had more
@@ -351,7 +354,7 @@ func (r *ReadOnly) PendingFor(ctx context.Context, id Identity, newest int) (Pen
 
 func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	out := Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
-		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
+		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}, UnreadByPeers: []UnreadByPeer{}}
 	seats, err := t.seats(p.id)
 	if err != nil {
 		return out, err
@@ -363,7 +366,11 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 		}
 		out.Channels = append(out.Channels, cp)
 	}
-	return out, t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
+		return out, err
+	}
+	out.UnreadByPeers, err = t.unreadByPeers(p)
+	return out, err
 }
 
 // Seen is what a party can see, read at one moment: what waits on it,

@@ -121,7 +121,7 @@ func waitingOnPeerLine(w store.WaitingOnPeer) string {
 
 // unreadByPeerLine is one of your messages that a peer has not read:
 // - #gw--dash #12 say, 2026-11-29 18:09 UTC — not yet read by fw-core; seen by node-dash
-func unreadByPeerLine(u store.UnreadByPeer) string {
+func unreadByPeerLine(u store.Receipt) string {
 	what := u.Kind
 	if u.Item != "" {
 		what = "[" + u.Item + "]"

@@ -172,7 +172,7 @@ func inboxSections(in store.Inbox) [4]*section {
 // emptyInbox is a with its lists empty.
 func emptyInbox(a inboxAnswer) inboxAnswer {
 	a.Channels, a.WaitingOnMe, a.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
-	a.UnreadByPeers = []store.UnreadByPeer{}
+	a.UnreadByPeers = []store.Receipt{}
 	return a
 }
 

@@ -142,7 +142,7 @@ func TestInboxMemoMovesWithAPeersRead(t *testing.T) {
 		ctx := context.Background()
 		other := secondHandle(t, db)
 		must(t)(db.Say(ctx, gw, SayArgs{Text: "flashed", Channel: "gw--dash"}))
-		unreadBy := func() []UnreadByPeer {
+		unreadBy := func() []Receipt {
 			t.Helper()
 			return must2[Inbox](t)(db.Inbox(ctx, gw)).UnreadByPeers
 		}

@@ -249,7 +249,7 @@ type Inbox struct {
 	WaitingOnPeer []WaitingOnPeer `json:"waiting_on_peer"`
 	// UnreadByPeers are the caller's recent messages a seated peer has
 	// not read yet (receipts.go).
-	UnreadByPeers []UnreadByPeer `json:"unread_by_peers"`
+	UnreadByPeers []Receipt `json:"unread_by_peers"`
 	// State names the database state the inbox was read at (its
 	// Fingerprint), "" when unknown: one party's inboxes with the same
 	// State are the same.
@@ -296,7 +296,7 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		if err != nil {
 			return in, err
 		}
-		in.UnreadByPeers, err = t.unreadByPeers(p)
+		in.UnreadByPeers, _, err = t.recentReceipts(p)
 		return in, err
 	})
 	out.State = state

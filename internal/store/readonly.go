@@ -301,8 +301,10 @@ type Pending struct {
 	WaitingOnMe   []WaitingOnMe
 	WaitingOnPeer []WaitingOnPeer
 	// UnreadByPeers are the party's recent messages a seated peer has not
-	// read yet, as chat_inbox lists them.
-	UnreadByPeers []UnreadByPeer
+	// read yet, as chat_inbox lists them; ReadByPeers those every seated
+	// peer has read (the hook says when one it reported unread is read).
+	UnreadByPeers []Receipt
+	ReadByPeers   []Receipt
 }
 
 // Unread sums the channels' unread counts; over says a channel had more
@@ -354,7 +356,7 @@ func (r *ReadOnly) PendingFor(ctx context.Context, id Identity, newest int) (Pen
 
 func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	out := Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
-		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}, UnreadByPeers: []UnreadByPeer{}}
+		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}, UnreadByPeers: []Receipt{}, ReadByPeers: []Receipt{}}
 	seats, err := t.seats(p.id)
 	if err != nil {
 		return out, err
@@ -369,7 +371,7 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
 		return out, err
 	}
-	out.UnreadByPeers, err = t.unreadByPeers(p)
+	out.UnreadByPeers, out.ReadByPeers, err = t.recentReceipts(p)
 	return out, err
 }
 

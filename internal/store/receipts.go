@@ -23,9 +23,9 @@ const (
 	ReceiptRows   = 50
 )
 
-// UnreadByPeer is one of the caller's recent messages that a seated peer
-// has not read yet: who has and who has not, since the message's time.
-type UnreadByPeer struct {
+// Receipt is one of the caller's recent messages with who has read it and
+// who has not, since the message's time.
+type Receipt struct {
 	Channel string `json:"channel"`
 	Seq     int64  `json:"seq"`
 	Kind    string `json:"kind"`
@@ -118,15 +118,16 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 	return nil
 }
 
-// unreadByPeers lists p's recent live messages (ReceiptWindow,
-// ReceiptRows) that a peer seated in p's channel has not read, by channel
-// and seq, in one query: its cost follows the channels p sits in, not
-// the history. The CROSS JOINs fix SQLite's order of loops: p's seats,
+// recentReceipts are the receipts of p's recent live messages
+// (ReceiptWindow, ReceiptRows) with a peer seated in the channel: those a
+// peer has not read (chat_inbox's unread_by_peers), and those every one
+// has. Each list is by channel and seq; one query makes both, and its
+// cost follows the channels p sits in, not the history. The CROSS JOINs fix SQLite's order of loops: p's seats,
 // each channel's newest rows, then the peers of p's messages among them
 // (left free, its planner scans every message for p's). The window has
 // both its ends so that PostgreSQL, planning for any values, prices it
 // as the few rows it is and walks the index too.
-func (t *tx) unreadByPeers(p party) ([]UnreadByPeer, error) {
+func (t *tx) recentReceipts(p party) (unread, read []Receipt, err error) {
 	rows, err := t.query(`SELECT c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
 		FROM (SELECT cp.channel_id, (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top
 		      FROM channel_parties cp WHERE cp.party_id = ?1 AND cp.left_at IS NULL) AS mine
@@ -139,7 +140,7 @@ func (t *tx) unreadByPeers(p party) ([]UnreadByPeer, error) {
 		  AND m.author_id = ?1 AND m.is_archived = 0 AND m.kind <> 'event'
 		  AND seat.channel_id = mine.channel_id AND seat.left_at IS NULL AND seat.party_id <> ?1`, p.id, ReceiptRows)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	recent := recentSince(t.now)
@@ -147,14 +148,14 @@ func (t *tx) unreadByPeers(p party) ([]UnreadByPeer, error) {
 		channel string
 		seq     int64
 	}
-	byMessage := map[message]*UnreadByPeer{}
-	var list []*UnreadByPeer
+	byMessage := map[message]*Receipt{}
+	var list []*Receipt
 	for rows.Next() {
-		var u UnreadByPeer
+		var u Receipt
 		var peer string
 		var cursor int64
 		if err := rows.Scan(&u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !recent(u.Since) {
 			continue
@@ -174,21 +175,22 @@ func (t *tx) unreadByPeers(p party) ([]UnreadByPeer, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := []UnreadByPeer{}
-	for _, e := range list {
-		if len(e.UnreadBy) == 0 {
-			continue
-		}
-		slices.Sort(e.ReadBy)
-		slices.Sort(e.UnreadBy)
-		out = append(out, *e)
-	}
-	slices.SortFunc(out, func(a, b UnreadByPeer) int {
+	slices.SortFunc(list, func(a, b *Receipt) int {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
 	})
-	return out, nil
+	unread, read = []Receipt{}, []Receipt{}
+	for _, e := range list {
+		slices.Sort(e.ReadBy)
+		slices.Sort(e.UnreadBy)
+		if len(e.UnreadBy) > 0 {
+			unread = append(unread, *e)
+		} else {
+			read = append(read, *e)
+		}
+	}
+	return unread, read, nil
 }
 
 // recentSince tells whether a stored time lies within ReceiptWindow of

@@ -86,7 +86,7 @@ func TestInboxListsOwnMessagesUnreadByPeers(t *testing.T) {
 		say := must2[SayResult](t)(db.Say(ctx, gw, SayArgs{Text: "flashed", Channel: "gw--dash"}))
 		ask := must2[AskResult](t)(db.Ask(ctx, gw, AskArgs{Title: "Baud?", Body: "115200?", Channel: "gw--dash", Slug: "baud"}))
 		must(t)(db.Say(ctx, dash, SayArgs{Text: "not mine to list", Channel: "gw--dash"}))
-		unread := func() []UnreadByPeer {
+		unread := func() []Receipt {
 			t.Helper()
 			return must2[Inbox](t)(db.Inbox(ctx, gw)).UnreadByPeers
 		}
@@ -94,7 +94,7 @@ func TestInboxListsOwnMessagesUnreadByPeers(t *testing.T) {
 		if len(got) != 2 || got[0].Seq != say.Seq || got[1].Seq != ask.Seq {
 			t.Fatalf("unread_by_peers %+v; want #%d and #%d", got, say.Seq, ask.Seq)
 		}
-		want := UnreadByPeer{Channel: "gw--dash", Seq: ask.Seq, Kind: "ask", Item: "baud", Since: got[1].Since,
+		want := Receipt{Channel: "gw--dash", Seq: ask.Seq, Kind: "ask", Item: "baud", Since: got[1].Since,
 			ReadBy: []string{}, UnreadBy: []string{"fw-core", "node-dash"}}
 		if !reflect.DeepEqual(got[1], want) {
 			t.Errorf("the ask: %+v, want %+v", got[1], want)
@@ -188,6 +188,9 @@ func TestReadOnlyReceipts(t *testing.T) {
 			!reflect.DeepEqual(p.UnreadByPeers[0].ReadBy, []string{"node-dash"}) || !reflect.DeepEqual(p.UnreadByPeers[0].UnreadBy, []string{"fw-core"}) {
 			t.Fatalf("pending's unread_by_peers: %+v", p.UnreadByPeers)
 		}
+		if len(p.ReadByPeers) != 0 {
+			t.Fatalf("pending's read_by_peers before fw-core read: %+v", p.ReadByPeers)
+		}
 		conv := must2[Conversation](t)(r.Conversation(ctx, ConversationArgs{Channel: "gw--dash"}))
 		for _, c := range []struct {
 			seq              int64
@@ -205,6 +208,12 @@ func TestReadOnlyReceipts(t *testing.T) {
 			if m.Kind == "event" && (m.ReadBy != nil || m.UnreadBy != nil) {
 				t.Errorf("event #%d carries receipts", m.Seq)
 			}
+		}
+		must(t)(db.Read(ctx, fw, ReadArgs{Channel: "gw--dash", Limit: 50}))
+		p = must2[Pending](t)(r.Pending(ctx, gw.Workspace, 3))
+		if len(p.UnreadByPeers) != 0 || len(p.ReadByPeers) != 1 || p.ReadByPeers[0].Seq != mine.Seq ||
+			!reflect.DeepEqual(p.ReadByPeers[0].ReadBy, []string{"fw-core", "node-dash"}) {
+			t.Fatalf("once every peer read #%d: unread_by_peers %+v, read_by_peers %+v", mine.Seq, p.UnreadByPeers, p.ReadByPeers)
 		}
 	})
 }

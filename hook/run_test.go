@@ -558,7 +558,7 @@ func TestSenderIsToldWhoReadItsMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := f.run(t, UserPromptSubmit, "s1")
-	mustContain(t, out, fmt.Sprintf(`#gw--dash #%d say, `, said.Seq), "— seen by mesh-gw")
+	mustContain(t, out, fmt.Sprintf(`#gw--dash #%d — seen by mesh-gw`, said.Seq))
 	if strings.Contains(out, "not yet read") {
 		t.Errorf("once read, still told unread:\n%s", out)
 	}

@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +55,19 @@ type report struct {
 	channels  []channelBlock
 	waiting   []line
 	// unread are the party's recent messages a peer has not read: news
-	// once per message and set of peers that have not read it. read are
-	// those every peer has read, news only to a session told one unread.
-	unread, read []line
+	// once per message and set of peers that have not read it.
+	unread []line
+	// readers tells, per channel, who else sits there and up to which
+	// seq all of them have read: that a message a session was told unread
+	// is now read by all is news to it.
+	readers map[string]readers
+}
+
+// readers are a channel's other seated parties and the seq up to which
+// every one of them has read it.
+type readers struct {
+	peers []string
+	all   int64
 }
 
 func newReport(p store.Pending) report {
@@ -79,17 +91,24 @@ func newReport(p store.Pending) report {
 		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs)), text: waitingLine(w)})
 	}
 	for _, u := range p.UnreadByPeers {
-		r.unread = append(r.unread, line{key: receiptKey(u) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)})
+		r.unread = append(r.unread, line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)})
 	}
-	for _, u := range p.ReadByPeers {
-		r.read = append(r.read, line{key: receiptKey(u), text: receiptLine(u)})
+	r.readers = map[string]readers{}
+	for _, c := range p.Channels {
+		var peers []string
+		for _, name := range c.Parties {
+			if name != p.Party {
+				peers = append(peers, name)
+			}
+		}
+		r.readers[c.Channel] = readers{peers: peers, all: c.ReadByAll}
 	}
 	return r
 }
 
 // receiptKey starts the key of a message's receipt line, which goes on
 // with who has not read it (nobody, once all have).
-func receiptKey(u store.Receipt) string { return fmt.Sprintf("r/%s/%d/", u.Channel, u.Seq) }
+func receiptKey(channel string, seq int64) string { return fmt.Sprintf("r/%s/%d/", channel, seq) }
 
 // keys lists every line's key: what a session could be told right now.
 func (r report) keys() []string {
@@ -173,15 +192,39 @@ func receiptLine(u store.Receipt) string {
 	return text
 }
 
-// toldUnread reports whether a session was told the message of a read
-// receipt's key unread by someone: then that all have read it is news.
-func toldUnread(told set, key string) bool {
-	for k := range told {
-		if k != key && strings.HasPrefix(k, key) {
-			return true
-		}
+// readByAll are the lines for the party's messages that the session was
+// told unread (told holds their receipt keys) and that every peer has
+// read since, by channel and seq.
+func (r report) readByAll(told set) []line {
+	current := map[string]bool{}
+	for _, u := range r.unread {
+		current[u.key[:strings.LastIndex(u.key, "/")+1]] = true
 	}
-	return false
+	type message struct {
+		channel string
+		seq     int64
+	}
+	var found []message
+	for k := range told {
+		parts := strings.Split(k, "/")
+		if len(parts) != 4 || parts[0] != "r" || parts[3] == "" {
+			continue
+		}
+		seq, err := strconv.ParseInt(parts[2], 10, 64)
+		c, seated := r.readers[parts[1]]
+		key := receiptKey(parts[1], seq)
+		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] {
+			continue
+		}
+		found = append(found, message{parts[1], seq})
+	}
+	slices.SortFunc(found, func(a, b message) int { return cmp.Or(strings.Compare(a.channel, b.channel), cmp.Compare(a.seq, b.seq)) })
+	var out []line
+	for _, m := range found {
+		text := fmt.Sprintf("- #%s #%d — seen by %s", clean(m.channel, 80), m.seq, clean(strings.Join(r.readers[m.channel].peers, ", "), 200))
+		out = append(out, line{key: receiptKey(m.channel, m.seq), text: text})
+	}
+	return out
 }
 
 // utcMinute is a stored time to the minute, in UTC.
@@ -226,12 +269,7 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	}
 	// Receipts: first the messages now read by every peer that the
 	// session was told unread, then those a peer has not read.
-	var receipts []line
-	for _, u := range r.read {
-		if told != nil && !told[u.key] && toldUnread(told, u.key) {
-			receipts = append(receipts, u)
-		}
-	}
+	receipts := r.readByAll(told)
 	for _, u := range r.unread {
 		if told == nil || !told[u.key] {
 			receipts = append(receipts, u)

@@ -296,7 +296,7 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		if err != nil {
 			return in, err
 		}
-		in.UnreadByPeers, _, err = t.recentReceipts(p)
+		in.UnreadByPeers, err = t.unreadByPeers(p)
 		return in, err
 	})
 	out.State = state

@@ -38,6 +38,7 @@ type Receipt struct {
 
 // seatCursor is a party seated in a channel and how far it has read there.
 type seatCursor struct {
+	id     int64
 	name   string
 	cursor int64
 }
@@ -45,7 +46,7 @@ type seatCursor struct {
 // seatCursors lists a channel's seated parties with their cursors, by
 // name, in one query.
 func (t *tx) seatCursors(channelID int64) ([]seatCursor, error) {
-	rows, err := t.query(`SELECT p.name, coalesce(cu.last_seq, 0)
+	rows, err := t.query(`SELECT p.id, p.name, coalesce(cu.last_seq, 0)
 		FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
 		LEFT JOIN cursors cu ON cu.channel_id = cp.channel_id AND cu.party_id = cp.party_id
 		WHERE cp.channel_id = ? AND cp.left_at IS NULL`, channelID)
@@ -56,7 +57,7 @@ func (t *tx) seatCursors(channelID int64) ([]seatCursor, error) {
 	var out []seatCursor
 	for rows.Next() {
 		var s seatCursor
-		if err := rows.Scan(&s.name, &s.cursor); err != nil {
+		if err := rows.Scan(&s.id, &s.name, &s.cursor); err != nil {
 			return nil, err
 		}
 		out = append(out, s)
@@ -118,29 +119,35 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 	return nil
 }
 
-// recentReceipts are the receipts of p's recent live messages
-// (ReceiptWindow, ReceiptRows) with a peer seated in the channel: those a
-// peer has not read (chat_inbox's unread_by_peers), and those every one
-// has. Each list is by channel and seq; one query makes both, and its
-// cost follows the channels p sits in, not the history. The CROSS JOINs fix SQLite's order of loops: p's seats,
-// each channel's newest rows, then the peers of p's messages among them
-// (left free, its planner scans every message for p's). The window has
-// both its ends so that PostgreSQL, planning for any values, prices it
-// as the few rows it is and walks the index too.
-func (t *tx) recentReceipts(p party) (unread, read []Receipt, err error) {
+// unreadByPeers lists p's recent live messages (ReceiptWindow,
+// ReceiptRows) that a party seated in the channel has not read, by
+// channel and seq, in one query whose cost follows the channels p sits
+// in, not the history: per channel it walks only the rows after both the
+// window's start and the slowest seated peer's cursor (every peer has
+// read what lies before it), so where the peers keep up it reads next to
+// nothing. The CROSS JOINs fix SQLite's order of loops — p's seats, each
+// channel's rows in that range, then the peers of p's messages among them
+// (left free, its planner scans every message for p's); the range has
+// both its ends so that PostgreSQL, planning for any values, prices it as
+// the few rows it is and walks the index too.
+func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 	rows, err := t.query(`SELECT c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
-		FROM (SELECT cp.channel_id, (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top
+		FROM (SELECT cp.channel_id,
+		             (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top,
+		             (SELECT min(coalesce(pc.last_seq, 0)) FROM channel_parties ps
+		              LEFT JOIN cursors pc ON pc.channel_id = ps.channel_id AND pc.party_id = ps.party_id
+		              WHERE ps.channel_id = cp.channel_id AND ps.left_at IS NULL AND ps.party_id <> ?1) AS read_to
 		      FROM channel_parties cp WHERE cp.party_id = ?1 AND cp.left_at IS NULL) AS mine
 		CROSS JOIN messages m
 		CROSS JOIN channel_parties seat
 		JOIN channels c ON c.id = mine.channel_id
 		JOIN parties peer ON peer.id = seat.party_id
 		LEFT JOIN cursors cu ON cu.channel_id = seat.channel_id AND cu.party_id = seat.party_id
-		WHERE m.channel_id = mine.channel_id AND m.seq > mine.top - ?2 AND m.seq <= mine.top
+		WHERE m.channel_id = mine.channel_id AND m.seq > max(mine.top - ?2, mine.read_to) AND m.seq <= mine.top
 		  AND m.author_id = ?1 AND m.is_archived = 0 AND m.kind <> 'event'
 		  AND seat.channel_id = mine.channel_id AND seat.left_at IS NULL AND seat.party_id <> ?1`, p.id, ReceiptRows)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer rows.Close()
 	recent := recentSince(t.now)
@@ -155,7 +162,7 @@ func (t *tx) recentReceipts(p party) (unread, read []Receipt, err error) {
 		var peer string
 		var cursor int64
 		if err := rows.Scan(&u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !recent(u.Since) {
 			continue
@@ -175,22 +182,21 @@ func (t *tx) recentReceipts(p party) (unread, read []Receipt, err error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	slices.SortFunc(list, func(a, b *Receipt) int {
-		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
-	})
-	unread, read = []Receipt{}, []Receipt{}
+	out := []Receipt{}
 	for _, e := range list {
+		if len(e.UnreadBy) == 0 {
+			continue // read by all (the range starts at the slowest cursor, so none is)
+		}
 		slices.Sort(e.ReadBy)
 		slices.Sort(e.UnreadBy)
-		if len(e.UnreadBy) > 0 {
-			unread = append(unread, *e)
-		} else {
-			read = append(read, *e)
-		}
+		out = append(out, *e)
 	}
-	return unread, read, nil
+	slices.SortFunc(out, func(a, b Receipt) int {
+		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
+	})
+	return out, nil
 }
 
 // recentSince tells whether a stored time lies within ReceiptWindow of

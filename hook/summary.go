@@ -218,7 +218,9 @@ func (r report) readByAll(told set) []line {
 		}
 		found = append(found, message{parts[1], seq})
 	}
-	slices.SortFunc(found, func(a, b message) int { return cmp.Or(strings.Compare(a.channel, b.channel), cmp.Compare(a.seq, b.seq)) })
+	slices.SortFunc(found, func(a, b message) int {
+		return cmp.Or(strings.Compare(a.channel, b.channel), cmp.Compare(a.seq, b.seq))
+	})
 	var out []line
 	for _, m := range found {
 		text := fmt.Sprintf("- #%s #%d — seen by %s", clean(m.channel, 80), m.seq, clean(strings.Join(r.readers[m.channel].peers, ", "), 200))

@@ -63,6 +63,28 @@ func TestHookOutputGolden(t *testing.T) {
 	step("s2", Stop, "nothing blocks (an event, your own answered item): silent", p)
 	p.Channels = inGwDash(1, 4, store.Message{Channel: "gw--dash", Seq: 4, Kind: "say", From: "mesh-gw", Body: "are you there?"})
 	talkBlock := step("s2", Stop, "a peer's message blocks", p)
+
+	p = docsPending()
+	p.WaitingOnMe = nil
+	allHands := store.ChannelPending{Channel: "all-hands", Parties: []string{"fw-core", "mesh-gw", "node-dash"}, Newest: []store.Message{}, ReadByAll: 6}
+	p.Channels = append([]store.ChannelPending{allHands}, inGwDash(0, 0)...)
+	p.Channels[1].ReadByAll = 3
+	p.UnreadByPeers = []store.Receipt{
+		{Channel: "all-hands", Seq: 7, Kind: "say", Since: "2026-11-29T18:09:27.662912+00:00", ReadBy: []string{}, UnreadBy: []string{"fw-core", "mesh-gw"}},
+		{Channel: "gw--dash", Seq: 4, Kind: "ask", Item: "tls", Since: "2026-11-29T18:12:02.5+00:00", ReadBy: []string{}, UnreadBy: []string{"mesh-gw"}},
+	}
+	step("s3", SessionStart, "only your messages that peers have not read: the full picture lists them", p)
+	step("s3", UserPromptSubmit, "nothing new: silent", p)
+	p.Channels[1].ReadByAll = 4 // mesh-gw read #4
+	p.UnreadByPeers = p.UnreadByPeers[:1]
+	p.UnreadByPeers[0].ReadBy, p.UnreadByPeers[0].UnreadBy = []string{"fw-core"}, []string{"mesh-gw"}
+	step("s3", UserPromptSubmit, "mesh-gw read #4, fw-core read #7: both are news", p)
+	step("s3", UserPromptSubmit, "the same again: silent", p)
+	step("s3", Stop, "a message a peer has not read never blocks: silent", p)
+	p.Channels[0].ReadByAll = 9 // mesh-gw read #7 and #9, which the session was never told unread
+	p.UnreadByPeers = nil
+	step("s3", UserPromptSubmit, "every peer read #7: news, once", p)
+	step("s3", UserPromptSubmit, "the same again: silent", p)
 	golden.Check(t, "session.golden", out.String())
 
 	summary := decodeContext(t, first).HookSpecificOutput.AdditionalContext

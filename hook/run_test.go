@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -541,4 +542,27 @@ func TestStopHookActiveNeverBlocks(t *testing.T) {
 		t.Fatalf("a Stop with stop_hook_active blocked:\n%s", out.String())
 	}
 	mustContain(t, f.run(t, Stop, "s1"), "A peer is waiting")
+}
+
+// The session that wrote a message is told, from the database, that the
+// peer has not read it yet, and at a later prompt that it has.
+func TestSenderIsToldWhoReadItsMessage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	said, err := f.db.Say(ctx, f.dash, store.SayArgs{Text: "the dashboard shows uptime now", Channel: "gw--dash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, UserPromptSubmit, "s1"), fmt.Sprintf(`#gw--dash #%d say, `, said.Seq), "— not yet read by mesh-gw")
+	if _, err := f.db.Read(ctx, f.gw, store.ReadArgs{Channel: "gw--dash", Limit: 50}); err != nil {
+		t.Fatal(err)
+	}
+	out := f.run(t, UserPromptSubmit, "s1")
+	mustContain(t, out, fmt.Sprintf(`#gw--dash #%d — seen by mesh-gw`, said.Seq))
+	if strings.Contains(out, "not yet read") {
+		t.Errorf("once read, still told unread:\n%s", out)
+	}
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Errorf("told again:\n%s", out)
+	}
 }

@@ -1,10 +1,13 @@
 package hook
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf16"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -18,6 +21,9 @@ const (
 	NewestShown = 3
 	bodyWidth   = 160
 	titleWidth  = 100
+	// receiptsShown is how many read receipts of the party's own messages
+	// a summary lists; chat_inbox lists all those a peer has not read.
+	receiptsShown = 5
 	// MaxOutput bounds everything the hook prints, in UTF-16 units (what
 	// Claude Code counts): it cuts hook output at 10,000 characters.
 	MaxOutput = 9000
@@ -48,6 +54,20 @@ type report struct {
 	workspace string
 	channels  []channelBlock
 	waiting   []line
+	// unread are the party's recent messages a peer has not read: news
+	// once per message and set of peers that have not read it.
+	unread []line
+	// readers tells, per channel, who else sits there and up to which
+	// seq all of them have read: that a message a session was told unread
+	// is now read by all is news to it.
+	readers map[string]readers
+}
+
+// readers are a channel's other seated parties and the seq up to which
+// every one of them has read it.
+type readers struct {
+	peers []string
+	all   int64
 }
 
 func newReport(p store.Pending) report {
@@ -70,8 +90,25 @@ func newReport(p store.Pending) report {
 	for _, w := range p.WaitingOnMe {
 		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs)), text: waitingLine(w)})
 	}
+	for _, u := range p.UnreadByPeers {
+		r.unread = append(r.unread, line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)})
+	}
+	r.readers = map[string]readers{}
+	for _, c := range p.Channels {
+		var peers []string
+		for _, name := range c.Parties {
+			if name != p.Party {
+				peers = append(peers, name)
+			}
+		}
+		r.readers[c.Channel] = readers{peers: peers, all: c.ReadByAll}
+	}
 	return r
 }
+
+// receiptKey starts the key of a message's receipt line, which goes on
+// with who has not read it (nobody, once all have).
+func receiptKey(channel string, seq int64) string { return fmt.Sprintf("r/%s/%d/", channel, seq) }
 
 // keys lists every line's key: what a session could be told right now.
 func (r report) keys() []string {
@@ -83,6 +120,9 @@ func (r report) keys() []string {
 	}
 	for _, w := range r.waiting {
 		out = append(out, w.key)
+	}
+	for _, u := range r.unread {
+		out = append(out, u.key)
 	}
 	return out
 }
@@ -133,6 +173,71 @@ func waitingLine(w store.WaitingOnMe) string {
 	return fmt.Sprintf("- #%s [%s] %s from %s %s", clean(w.Channel, 80), clean(w.Item, 60), quote(w.Title, titleWidth), clean(w.From, 80), what)
 }
 
+// receiptLine is one of the party's messages: where, what, when, and who
+// has and has not read it.
+func receiptLine(u store.Receipt) string {
+	what := clean(u.Kind, 20)
+	if u.Item != "" {
+		what = "[" + clean(u.Item, 60) + "]"
+	}
+	text := fmt.Sprintf("- #%s #%d %s, %s — ", clean(u.Channel, 80), u.Seq, what, utcMinute(u.Since))
+	seen := "seen by " + clean(strings.Join(u.ReadBy, ", "), 200)
+	if len(u.UnreadBy) == 0 {
+		return text + seen
+	}
+	text += "not yet read by " + clean(strings.Join(u.UnreadBy, ", "), 200)
+	if len(u.ReadBy) > 0 {
+		text += "; " + seen
+	}
+	return text
+}
+
+// readByAll are the lines for the party's messages that the session was
+// told unread (told holds their receipt keys) and that every peer has
+// read since, by channel and seq.
+func (r report) readByAll(told set) []line {
+	current := map[string]bool{}
+	for _, u := range r.unread {
+		current[u.key[:strings.LastIndex(u.key, "/")+1]] = true
+	}
+	type message struct {
+		channel string
+		seq     int64
+	}
+	var found []message
+	for k := range told {
+		parts := strings.Split(k, "/")
+		if len(parts) != 4 || parts[0] != "r" || parts[3] == "" {
+			continue
+		}
+		seq, err := strconv.ParseInt(parts[2], 10, 64)
+		c, seated := r.readers[parts[1]]
+		key := receiptKey(parts[1], seq)
+		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] {
+			continue
+		}
+		found = append(found, message{parts[1], seq})
+	}
+	slices.SortFunc(found, func(a, b message) int {
+		return cmp.Or(strings.Compare(a.channel, b.channel), cmp.Compare(a.seq, b.seq))
+	})
+	var out []line
+	for _, m := range found {
+		text := fmt.Sprintf("- #%s #%d — seen by %s", clean(m.channel, 80), m.seq, clean(strings.Join(r.readers[m.channel].peers, ", "), 200))
+		out = append(out, line{key: receiptKey(m.channel, m.seq), text: text})
+	}
+	return out
+}
+
+// utcMinute is a stored time to the minute, in UTC.
+func utcMinute(at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return clean(at, 40)
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
 // cost is what a line adds to the printed output: its JSON-escaped length
 // in UTF-16 units (the two quotes stand for the escaped newline).
 func cost(s string) int {
@@ -164,7 +269,15 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 			chans = append(chans, fresh)
 		}
 	}
-	if len(waiting) == 0 && len(chans) == 0 {
+	// Receipts: first the messages now read by every peer that the
+	// session was told unread, then those a peer has not read.
+	receipts := r.readByAll(told)
+	for _, u := range r.unread {
+		if told == nil || !told[u.key] {
+			receipts = append(receipts, u)
+		}
+	}
+	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 {
 		return "", nil
 	}
 
@@ -211,6 +324,15 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	}
 
 	takeWaiting(left)
+	// Last, who has read the party's own messages.
+	tookReceipts := 0
+	for ; tookReceipts < min(len(receipts), receiptsShown); tookReceipts++ {
+		c := cost(receipts[tookReceipts].text)
+		if c > left {
+			break
+		}
+		left -= c
+	}
 
 	var b strings.Builder
 	b.WriteString(head + "\n")
@@ -238,6 +360,16 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 		}
 		if n := len(waiting) - tookWaiting; n > 0 {
 			fmt.Fprintf(&b, "- and %d more (chat_inbox lists them, a page at a time when they do not fit one answer)\n", n)
+		}
+	}
+	if len(receipts) > 0 {
+		b.WriteString("Who has read your messages:\n")
+		for _, u := range receipts[:tookReceipts] {
+			b.WriteString(u.text + "\n")
+			shown = append(shown, u.key)
+		}
+		if n := len(receipts) - tookReceipts; n > 0 {
+			fmt.Fprintf(&b, "- and %d more (chat_inbox lists those a peer has not read, under unread_by_peers)\n", n)
 		}
 	}
 	b.WriteString(foot)

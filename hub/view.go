@@ -107,7 +107,8 @@ func (s *Server) readSeen(party string) (store.Seen, string, int, error) {
 }
 
 func emptyPending(party string) store.Pending {
-	return store.Pending{Party: party, Channels: []store.ChannelPending{}, WaitingOnMe: []store.WaitingOnMe{}, WaitingOnPeer: []store.WaitingOnPeer{}}
+	return store.Pending{Party: party, Channels: []store.ChannelPending{}, WaitingOnMe: []store.WaitingOnMe{}, WaitingOnPeer: []store.WaitingOnPeer{},
+		UnreadByPeers: []store.Receipt{}}
 }
 
 // newestOnly is p with each channel's newest n unread messages: what

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
@@ -97,6 +98,12 @@ func renderInbox(in store.Inbox) string {
 			b.WriteString(waitingOnPeerLine(w))
 		}
 	}
+	if len(in.UnreadByPeers) > 0 {
+		b.WriteString("\n**Not yet read by a peer** (your recent messages)\n")
+		for _, u := range in.UnreadByPeers {
+			b.WriteString(unreadByPeerLine(u))
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
@@ -110,6 +117,29 @@ func waitingOnMeLine(w store.WaitingOnMe) string {
 
 func waitingOnPeerLine(w store.WaitingOnPeer) string {
 	return fmt.Sprintf("- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
+}
+
+// unreadByPeerLine is one of your messages that a peer has not read:
+// - #gw--dash #12 say, 2026-11-29 18:09 UTC — not yet read by fw-core; seen by node-dash
+func unreadByPeerLine(u store.Receipt) string {
+	what := u.Kind
+	if u.Item != "" {
+		what = "[" + u.Item + "]"
+	}
+	line := fmt.Sprintf("- #%s #%d %s, %s — not yet read by %s", u.Channel, u.Seq, what, utcMinute(u.Since), names(u.UnreadBy))
+	if len(u.ReadBy) > 0 {
+		line += "; seen by " + names(u.ReadBy)
+	}
+	return line + "\n"
+}
+
+// utcMinute is a stored time to the minute, in UTC.
+func utcMinute(at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return OneLine(at, 40)
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // renderItemState shows an item after ack, resolve or prune-ok: its status

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/golden"
@@ -16,7 +17,9 @@ import (
 // for the Python edition's database, is pinned in testdata/*.golden.
 func TestDisplayGolden(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
+	// A fixed clock: the inbox shows when your unread messages were written.
+	written := time.Date(2026, 11, 29, 18, 9, 27, 0, time.UTC)
+	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return written }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +45,7 @@ func TestDisplayGolden(t *testing.T) {
 	step(gw, "chat_channel_list", `{}`)
 	step(gw, "chat_say", `{"text": "gateway firmware 2.3 is flashed\u001b[31m on the bench", "ref": "src/gw.c:120"}`)
 	step(gw, "chat_ask", `{"title": "Is the chunk header enum closed?", "body": "I need FRAME_AUX.\nCan your generator emit it?", "slug": "chunk-api"}`)
+	step(gw, "chat_inbox", `{}`)
 	step(dash, "chat_inbox", `{}`)
 	step(dash, "chat_read", `{}`)
 	step(dash, "chat_reply", `{"item": "chunk-api", "text": "I own the generator; FRAME_AUX added."}`)

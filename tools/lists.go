@@ -119,9 +119,10 @@ type omitted struct {
 	WaitingOnMe   int `json:"waiting_on_me"`
 	Channels      int `json:"channels"`
 	WaitingOnPeer int `json:"waiting_on_peer"`
+	UnreadByPeers int `json:"unread_by_peers"`
 }
 
-func (o omitted) any() bool { return o.WaitingOnMe+o.Channels+o.WaitingOnPeer > 0 }
+func (o omitted) any() bool { return o.WaitingOnMe+o.Channels+o.WaitingOnPeer+o.UnreadByPeers > 0 }
 
 // inboxAnswer is chat_inbox's result, and the heart of wait's: the store's
 // inbox with its lists cut to the answer budget.
@@ -133,8 +134,10 @@ type inboxAnswer struct {
 }
 
 // cutInbox keeps what fits budget of in's lists, after skip items: what
-// waits on you, your channels, what waits on peers. size is the whole
-// answer's size around a given inbox answer.
+// waits on you, your channels, what waits on peers, then your messages a
+// peer has not read (a bounded list that skip does not page: the next
+// page shows them again). size is the whole answer's size around a given
+// inbox answer.
 func cutInbox(in store.Inbox, skip int, size func(inboxAnswer) int, budget int) inboxAnswer {
 	skipMe := min(skip, len(in.WaitingOnMe))
 	skipPeer := min(skip-skipMe, len(in.WaitingOnPeer))
@@ -157,37 +160,41 @@ func cutInbox(in store.Inbox, skip int, size func(inboxAnswer) int, budget int) 
 }
 
 // inboxSections are the inbox's lists in the order of priority.
-func inboxSections(in store.Inbox) [3]*section {
-	return [3]*section{
+func inboxSections(in store.Inbox) [4]*section {
+	return [4]*section{
 		sectionOf(in.WaitingOnMe, waitingOnMeLine),
 		sectionOf(in.Channels, channelUnreadLine),
 		sectionOf(in.WaitingOnPeer, waitingOnPeerLine),
+		sectionOf(in.UnreadByPeers, unreadByPeerLine),
 	}
 }
 
 // emptyInbox is a with its lists empty.
 func emptyInbox(a inboxAnswer) inboxAnswer {
 	a.Channels, a.WaitingOnMe, a.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
+	a.UnreadByPeers = []store.Receipt{}
 	return a
 }
 
 // fitInbox fills the inbox's lists in the order of priority.
-func fitInbox(ans inboxAnswer, secs [3]*section, skipped omitted, size func(inboxAnswer) int, budget int) inboxAnswer {
+func fitInbox(ans inboxAnswer, secs [4]*section, skipped omitted, size func(inboxAnswer) int, budget int) inboxAnswer {
 	in := ans.Inbox
-	me, chans, peer := secs[0], secs[1], secs[2]
+	me, chans, peer, unseen := secs[0], secs[1], secs[2], secs[3]
 	worst := emptyInbox(ans)
-	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt}
+	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
 	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt})
 	worst.Omitted = &worstOmitted
-	fill(budget-size(worst)-listHeads, me, chans, peer)
+	fill(budget-size(worst)-listHeads, me, chans, peer, unseen)
 	if me.keep < me.n() {
 		peer.keep = 0 // items stay a prefix, so that skip goes on from here
 	}
 	ans.Channels, ans.WaitingOnMe, ans.WaitingOnPeer = in.Channels[:chans.keep], in.WaitingOnMe[:me.keep], in.WaitingOnPeer[:peer.keep]
+	ans.UnreadByPeers = in.UnreadByPeers[:unseen.keep]
 	left := omitted{
 		WaitingOnMe:   skipped.WaitingOnMe + me.n() - me.keep,
 		Channels:      chans.n() - chans.keep,
 		WaitingOnPeer: skipped.WaitingOnPeer + peer.n() - peer.keep,
+		UnreadByPeers: unseen.n() - unseen.keep,
 	}
 	if left.any() {
 		ans.Omitted = &left
@@ -226,7 +233,11 @@ func inboxCutLine(left omitted, items span) (string, map[string]any) {
 		b.WriteString(". ")
 	}
 	if left.Channels > 0 {
-		fmt.Fprintf(&b, "%s not listed: %s lists them.", safe.Count(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+		fmt.Fprintf(&b, "%s not listed: %s lists them. ", safe.Count(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
+	}
+	if left.UnreadByPeers > 0 {
+		fmt.Fprintf(&b, "%s of yours that a peer has not read are not listed: chat_read shows each of your messages with its read_by and unread_by.",
+			safe.Count(left.UnreadByPeers, "more message"))
 	}
 	return strings.TrimSpace(b.String()), next
 }

@@ -131,3 +131,37 @@ func TestTeamInboxMemoIsPerParty(t *testing.T) {
 		same("after mesh-gw's prune-ok")
 	})
 }
+
+// A peer's read changes the caller's read receipts, so the inbox kept in
+// the memo must not answer for the state before it. On a team store that
+// read moves neither the channel's clock nor the caller's — only the
+// peer's own and its cursor — so the party's state must name the cursors.
+func TestInboxMemoMovesWithAPeersRead(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		other := secondHandle(t, db)
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "flashed", Channel: "gw--dash"}))
+		unreadBy := func() []Receipt {
+			t.Helper()
+			return must2[Inbox](t)(db.Inbox(ctx, gw)).UnreadByPeers
+		}
+		for tries := 0; ; tries++ {
+			trustedFingerprint(t, db)
+			hits := db.answers.hitCount()
+			if got := unreadBy(); len(got) != 1 {
+				t.Fatalf("before node-dash reads: %+v", got)
+			}
+			if db.answers.hitCount() > hits {
+				break // answered from the memo: it holds this inbox
+			}
+			if tries == 5 {
+				t.Fatal("the inbox never answered from the memo")
+			}
+		}
+		must(t)(other.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50}))
+		if got := unreadBy(); len(got) != 0 {
+			t.Fatalf("after node-dash read it, the inbox still says it is unread: %+v", got)
+		}
+	})
+}

@@ -426,8 +426,12 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 // when its item is raised, and leaving keeps the seat's row), or is the
 // party's own — so other channels' writes leave it where it was. The set
 // itself is read with the clocks: a channel the party joins enters it and
-// changes the name. One probe per seat, whatever the size of the history:
-// every inbox on a team store asks it, before and after its read.
+// changes the name. So do the cursors of its channels: a peer's read
+// moves only the peer's own clock, and the party's read receipts
+// (unread_by_peers) move with it. Cursors only go forward (the person's
+// commands that set one bump row 0), so their sum moves at every read
+// that moves one. One probe per seat, whatever the size of the history:
+// every inbox on a team store asks it.
 func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
@@ -436,7 +440,9 @@ func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
 	var state sql.NullString
 	err := q.QueryRowContext(context.Background(), `SELECT me.id || '|' || coalesce((
 			SELECT string_agg(k.key || ':' || k.n, ',' ORDER BY k.key) FROM store_clocks k
-			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '')
+			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '') || '|' ||
+		       (SELECT coalesce(sum(c.last_seq), 0) FROM cursors c
+		        WHERE c.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id))
 		FROM parties me WHERE me.`+by+` = $1`,
 		key).Scan(&state)
 	if err != nil || !state.Valid {

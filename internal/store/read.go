@@ -26,7 +26,13 @@ type Message struct {
 	Archived  *bool      `json:"archived,omitempty"`
 	Consumers []Consumer `json:"consumers,omitempty"`
 	Re        string     `json:"re,omitempty"`
-	id        int64
+	// ReadBy and UnreadBy are the read receipts (receipts.go): the seated
+	// parties but the author whose cursor has, or has not, passed the
+	// message. Only some answers carry them (chat_read on the caller's
+	// own messages, the person's view); nil leaves both keys out.
+	ReadBy   []string `json:"read_by,omitzero"`
+	UnreadBy []string `json:"unread_by,omitzero"`
+	id       int64
 }
 
 // Consumer is one party an item waits on.
@@ -188,6 +194,9 @@ func (t *tx) read(p party, a ReadArgs, swept []archived) (ReadResult, error) {
 	if out.Parties, err = t.seatedNames(c.id); err != nil {
 		return out, err
 	}
+	if err := t.ownReceipts(c.id, p.name, out.Messages); err != nil {
+		return out, err
+	}
 	if a.Fit != nil {
 		out.Messages = out.Messages[:min(max(a.Fit(out), 0), len(out.Messages))]
 	}
@@ -238,6 +247,9 @@ type Inbox struct {
 	UnreadTotal   int             `json:"unread_total"`
 	WaitingOnMe   []WaitingOnMe   `json:"waiting_on_me"`
 	WaitingOnPeer []WaitingOnPeer `json:"waiting_on_peer"`
+	// UnreadByPeers are the caller's recent messages a seated peer has
+	// not read yet (receipts.go).
+	UnreadByPeers []Receipt `json:"unread_by_peers"`
 	// State names the database state the inbox was read at (its
 	// Fingerprint), "" when unknown: one party's inboxes with the same
 	// State are the same.
@@ -280,7 +292,12 @@ type WaitingOnPeer struct {
 func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 	c := readCall{me: me, key: "inbox\x00" + me.Workspace, ownView: true}
 	out, state, err := readAnswer(ctx, d, c, func(t *tx, p party, _ []archived) (Inbox, error) {
-		return t.inbox(p, me.Workspace)
+		in, err := t.inbox(p, me.Workspace)
+		if err != nil {
+			return in, err
+		}
+		in.UnreadByPeers, err = t.unreadByPeers(p)
+		return in, err
 	})
 	out.State = state
 	return out, err

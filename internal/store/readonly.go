@@ -300,6 +300,9 @@ type Pending struct {
 	Channels      []ChannelPending
 	WaitingOnMe   []WaitingOnMe
 	WaitingOnPeer []WaitingOnPeer
+	// UnreadByPeers are the party's recent messages a seated peer has not
+	// read yet, as chat_inbox lists them.
+	UnreadByPeers []Receipt
 }
 
 // Unread sums the channels' unread counts; over says a channel had more
@@ -325,6 +328,10 @@ type ChannelPending struct {
 	NewestTalk int64
 	// Newest are the newest few unread messages, oldest first.
 	Newest []Message
+	// ReadByAll is the seq up to which every other seated party has read
+	// the channel (the slowest one's cursor): the party's messages up to
+	// it are read by all. 0 when nobody else sits there.
+	ReadByAll int64
 }
 
 // Pending reports what waits on the party rooted at workspace, fetching at
@@ -351,7 +358,7 @@ func (r *ReadOnly) PendingFor(ctx context.Context, id Identity, newest int) (Pen
 
 func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	out := Pending{Party: p.name, Workspace: id.Workspace, Channels: []ChannelPending{},
-		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}}
+		WaitingOnMe: []WaitingOnMe{}, WaitingOnPeer: []WaitingOnPeer{}, UnreadByPeers: []Receipt{}}
 	seats, err := t.seats(p.id)
 	if err != nil {
 		return out, err
@@ -363,7 +370,11 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 		}
 		out.Channels = append(out.Channels, cp)
 	}
-	return out, t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer)
+	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
+		return out, err
+	}
+	out.UnreadByPeers, err = t.unreadByPeers(p)
+	return out, err
 }
 
 // Seen is what a party can see, read at one moment: what waits on it,
@@ -396,11 +407,19 @@ func (r *ReadOnly) SeenBy(ctx context.Context, id Identity, newest int) (Seen, e
 // channelPending counts a channel's unread rows (up to the cap) and loads
 // the newest n; every query walks the channel's index from one end.
 func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, error) {
-	cp := ChannelPending{Channel: c.name, Newest: []Message{}}
-	var err error
-	if cp.Parties, err = t.seatedNames(c.id); err != nil {
+	cp := ChannelPending{Channel: c.name, Parties: []string{}, Newest: []Message{}}
+	seats, err := t.seatCursors(c.id)
+	if err != nil {
 		return cp, err
 	}
+	cp.ReadByAll = -1
+	for _, s := range seats {
+		cp.Parties = append(cp.Parties, s.name)
+		if s.id != partyID && (cp.ReadByAll < 0 || s.cursor < cp.ReadByAll) {
+			cp.ReadByAll = s.cursor
+		}
+	}
+	cp.ReadByAll = max(cp.ReadByAll, 0)
 	cursor, err := t.cursor(c.id, partyID)
 	if err != nil {
 		return cp, err

@@ -142,7 +142,8 @@ type ConversationArgs struct {
 	Newest int
 }
 
-// Conversation is a channel and a run of its rows, in seq order.
+// Conversation is a channel and a run of its rows, in seq order, each
+// message with its read receipts (read_by, unread_by).
 type Conversation struct {
 	Channel  ChannelView `json:"channel"`
 	Messages []Message   `json:"messages"`
@@ -180,6 +181,9 @@ func (r *ReadOnly) Conversation(ctx context.Context, a ConversationArgs) (Conver
 			return err
 		}
 		reverse(out.Messages)
+		if err := t.receipts(c.id, out.Messages); err != nil {
+			return err
+		}
 		if a.Newest > 0 && len(out.Messages) == a.Newest {
 			return t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = ? AND seq > ? AND seq < ?`,
 				c.id, a.Archived, a.Since, out.Messages[0].Seq).Scan(&out.Earlier)

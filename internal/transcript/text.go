@@ -105,7 +105,8 @@ func Write(w io.Writer, threads []*Thread, s Style) error {
 }
 
 // Post is one message on its own, as --follow shows what arrives: a reply
-// says what it answers, since its thread was written before.
+// says what it answers, since its thread was written before. It has no
+// receipt: nobody has read what has just arrived.
 func Post(m store.Message, s Style) string {
 	var b strings.Builder
 	writeMessage(&b, m, 0, true, s)
@@ -117,6 +118,9 @@ const maxDepth = 4
 
 func writeThread(b *strings.Builder, th *Thread, depth int, s Style) {
 	writeMessage(b, th.Message, depth, false, s)
+	if th.Receipt != "" {
+		fmt.Fprintf(b, "%s    %s\n", strings.Repeat("    ", depth), s.paint(dim, th.Receipt))
+	}
 	for _, r := range th.Replies {
 		writeThread(b, r, min(depth+1, maxDepth), s)
 	}

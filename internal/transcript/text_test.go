@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,24 @@ func conversation() (store.ChannelView, []store.Message) {
 		// Its item is not in this run: it stands where it was written.
 		{Seq: 9, Kind: "reply", From: "fw-core", Body: "an answer to something out of view", At: at(9), Re: "old-item"},
 	}
+	// Read receipts as the store gives them, with mesh-gw's cursor at #6,
+	// node-dash's at #8 and fw-core's at #9.
+	cursors := map[string]int64{"fw-core": 9, "mesh-gw": 6, "node-dash": 8}
+	for i, m := range msgs {
+		if m.Kind == "event" {
+			continue
+		}
+		msgs[i].ReadBy, msgs[i].UnreadBy = []string{}, []string{}
+		for _, name := range []string{"fw-core", "mesh-gw", "node-dash"} {
+			switch {
+			case name == m.From:
+			case cursors[name] >= m.Seq:
+				msgs[i].ReadBy = append(msgs[i].ReadBy, name)
+			default:
+				msgs[i].UnreadBy = append(msgs[i].UnreadBy, name)
+			}
+		}
+	}
 	return c, msgs
 }
 
@@ -68,6 +87,33 @@ func TestNoEscapeFromMessageText(t *testing.T) {
 	}
 	if strings.ContainsAny(colored, "\x1b\u202e") {
 		t.Fatalf("a peer's escape reached the terminal:\n%q", colored)
+	}
+}
+
+// A receipt is shown where a party has not read the message, and on the
+// newest message once everyone has: the end of what was read.
+func TestReceiptsShowWhereReadingStopped(t *testing.T) {
+	_, msgs := conversation()
+	receipts := map[int64]string{}
+	var walk func([]*Thread)
+	walk = func(list []*Thread) {
+		for _, th := range list {
+			if th.Receipt != "" {
+				receipts[th.Message.Seq] = th.Receipt
+			}
+			walk(th.Replies)
+		}
+	}
+	walk(Threads(msgs))
+	want := map[int64]string{8: "seen by fw-core · not yet read by mesh-gw", 9: "not yet read by mesh-gw, node-dash"}
+	if !reflect.DeepEqual(receipts, want) {
+		t.Errorf("receipts %v, want %v", receipts, want)
+	}
+	read := msgs[:6]
+	receipts = map[int64]string{}
+	walk(Threads(read))
+	if want := map[int64]string{6: "seen by fw-core, node-dash"}; !reflect.DeepEqual(receipts, want) {
+		t.Errorf("a run everyone has read: receipts %v, want %v on its newest message", receipts, want)
 	}
 }
 

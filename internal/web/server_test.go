@@ -306,3 +306,22 @@ func TestHostsAnswered(t *testing.T) {
 		}
 	}
 }
+
+// The page says under each message who has not read it yet, and who has;
+// once everyone has read the newest one, it says so there.
+func TestPageShowsReadReceipts(t *testing.T) {
+	db := chat(t)
+	ts, _ := serve(t, db.Path(), nil)
+	_, page := get(t, ts.URL+"/c/gw--dash")
+	// dash acked chunk-api without reading: the say and the ask wait on it.
+	if n := strings.Count(page, `<div class="receipt">not yet read by node-dash</div>`); n != 2 {
+		t.Errorf("%d messages say they are not yet read by node-dash, want 2:\n%s", n, page)
+	}
+	if _, err := db.Read(context.Background(), dash, store.ReadArgs{Channel: "gw--dash", Limit: 50}); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, ts.URL+"/c/gw--dash")
+	if strings.Contains(page, "not yet read") || strings.Count(page, `<div class="receipt">seen by node-dash</div>`) != 1 {
+		t.Errorf("once node-dash read everything, the newest message alone says seen by node-dash:\n%s", page)
+	}
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Read receipts come from the cursors alone: a party seated in a channel
+// has read a row once its cursor there reaches the row's seq. Cursors move
+// only forward, so a row once read stays read, and a Python party's reads
+// count like ours. Nothing is stored for them (no schema change). Events
+// have none: nobody wrote them as a message.
+
+// How recent a message must be for chat_inbox's unread_by_peers (and the
+// hook's summary) to list it: written within ReceiptWindow, and among the
+// newest ReceiptRows rows of its channel. The window lets a peer that
+// has long gone drop out of the list instead of filling it forever; the
+// rows bound what a call reads, however busy the day was.
+const (
+	ReceiptWindow = 24 * time.Hour
+	ReceiptRows   = 50
+)
+
+// Receipt is one of the caller's recent messages with who has read it and
+// who has not, since the message's time.
+type Receipt struct {
+	Channel string `json:"channel"`
+	Seq     int64  `json:"seq"`
+	Kind    string `json:"kind"`
+	// Item is an ask's slug.
+	Item     string   `json:"item,omitempty"`
+	Since    string   `json:"since"`
+	ReadBy   []string `json:"read_by"`
+	UnreadBy []string `json:"unread_by"`
+}
+
+// seatCursor is a party seated in a channel and how far it has read there.
+type seatCursor struct {
+	id     int64
+	name   string
+	cursor int64
+}
+
+// seatCursors lists a channel's seated parties with their cursors, by
+// name, in one query.
+func (t *tx) seatCursors(channelID int64) ([]seatCursor, error) {
+	rows, err := t.query(`SELECT p.id, p.name, coalesce(cu.last_seq, 0)
+		FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
+		LEFT JOIN cursors cu ON cu.channel_id = cp.channel_id AND cu.party_id = cp.party_id
+		WHERE cp.channel_id = ? AND cp.left_at IS NULL`, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []seatCursor
+	for rows.Next() {
+		var s seatCursor
+		if err := rows.Scan(&s.id, &s.name, &s.cursor); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	// By name in Go: the engines' collations may order names differently.
+	slices.SortFunc(out, func(a, b seatCursor) int { return strings.Compare(a.name, b.name) })
+	return out, rows.Err()
+}
+
+// withReceipts sets read_by and unread_by on the messages of list (one
+// channel's) that want picks, from the seats' cursors.
+func withReceipts(list []Message, seats []seatCursor, want func(Message) bool) {
+	for i := range list {
+		m := &list[i]
+		if m.Kind == "event" || !want(*m) {
+			continue
+		}
+		m.ReadBy, m.UnreadBy = []string{}, []string{}
+		for _, s := range seats {
+			switch {
+			case s.name == m.From:
+			case s.cursor >= m.Seq:
+				m.ReadBy = append(m.ReadBy, s.name)
+			default:
+				m.UnreadBy = append(m.UnreadBy, s.name)
+			}
+		}
+	}
+}
+
+// ownReceipts gives the messages author wrote in list (one channel's)
+// their receipts: one query for the whole answer, none when it holds no
+// message of theirs.
+func (t *tx) ownReceipts(channelID int64, author string, list []Message) error {
+	mine := func(m Message) bool { return m.From == author }
+	if !slices.ContainsFunc(list, func(m Message) bool { return m.Kind != "event" && mine(m) }) {
+		return nil
+	}
+	seats, err := t.seatCursors(channelID)
+	if err != nil {
+		return err
+	}
+	withReceipts(list, seats, mine)
+	return nil
+}
+
+// receipts gives every message of list (one channel's) its receipts, as
+// the person sees them: who has read it of the parties seated there but
+// its author.
+func (t *tx) receipts(channelID int64, list []Message) error {
+	if len(list) == 0 {
+		return nil
+	}
+	seats, err := t.seatCursors(channelID)
+	if err != nil {
+		return err
+	}
+	withReceipts(list, seats, func(Message) bool { return true })
+	return nil
+}
+
+// unreadByPeers lists p's recent live messages (ReceiptWindow,
+// ReceiptRows) that a party seated in the channel has not read, by
+// channel and seq, in one query whose cost follows the channels p sits
+// in, not the history: per channel it walks only the rows after both the
+// window's start and the slowest seated peer's cursor (every peer has
+// read what lies before it), so where the peers keep up it reads next to
+// nothing. The CROSS JOINs fix SQLite's order of loops — p's seats, each
+// channel's rows in that range, then the peers of p's messages among them
+// (left free, its planner scans every message for p's); the range has
+// both its ends so that PostgreSQL, planning for any values, prices it as
+// the few rows it is and walks the index too.
+func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
+	rows, err := t.query(`SELECT c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
+		FROM (SELECT cp.channel_id,
+		             (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top,
+		             (SELECT min(coalesce(pc.last_seq, 0)) FROM channel_parties ps
+		              LEFT JOIN cursors pc ON pc.channel_id = ps.channel_id AND pc.party_id = ps.party_id
+		              WHERE ps.channel_id = cp.channel_id AND ps.left_at IS NULL AND ps.party_id <> ?1) AS read_to
+		      FROM channel_parties cp WHERE cp.party_id = ?1 AND cp.left_at IS NULL) AS mine
+		CROSS JOIN messages m
+		CROSS JOIN channel_parties seat
+		JOIN channels c ON c.id = mine.channel_id
+		JOIN parties peer ON peer.id = seat.party_id
+		LEFT JOIN cursors cu ON cu.channel_id = seat.channel_id AND cu.party_id = seat.party_id
+		WHERE m.channel_id = mine.channel_id AND m.seq > max(mine.top - ?2, mine.read_to) AND m.seq <= mine.top
+		  AND m.author_id = ?1 AND m.is_archived = 0 AND m.kind <> 'event'
+		  AND seat.channel_id = mine.channel_id AND seat.left_at IS NULL AND seat.party_id <> ?1`, p.id, ReceiptRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	recent := recentSince(t.now)
+	type message struct {
+		channel string
+		seq     int64
+	}
+	byMessage := map[message]*Receipt{}
+	var list []*Receipt
+	for rows.Next() {
+		var u Receipt
+		var peer string
+		var cursor int64
+		if err := rows.Scan(&u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
+			return nil, err
+		}
+		if !recent(u.Since) {
+			continue
+		}
+		key := message{u.Channel, u.Seq}
+		e, ok := byMessage[key]
+		if !ok {
+			u.ReadBy, u.UnreadBy = []string{}, []string{}
+			e = &u
+			byMessage[key] = e
+			list = append(list, e)
+		}
+		if cursor >= e.Seq {
+			e.ReadBy = append(e.ReadBy, peer)
+		} else {
+			e.UnreadBy = append(e.UnreadBy, peer)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := []Receipt{}
+	for _, e := range list {
+		if len(e.UnreadBy) == 0 {
+			continue // read by all (the range starts at the slowest cursor, so none is)
+		}
+		slices.Sort(e.ReadBy)
+		slices.Sort(e.UnreadBy)
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b Receipt) int {
+		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
+	})
+	return out, nil
+}
+
+// recentSince tells whether a stored time lies within ReceiptWindow of
+// now. Times are compared in Go, not in SQL: they are text, which the
+// engines may collate differently. A time that cannot be read is old.
+func recentSince(now string) func(at string) bool {
+	from, err := time.Parse(time.RFC3339Nano, now)
+	if err != nil {
+		from = time.Now()
+	}
+	from = from.Add(-ReceiptWindow)
+	return func(at string) bool {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		return err == nil && !t.Before(from)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -101,5 +103,20 @@ func TestErrorSentencesClientsMatchOn(t *testing.T) {
 	_, err = loner.Call(context.Background(), "chat_say", json.RawMessage(`{"text":"hello"}`))
 	if err == nil || !strings.Contains(err.Error(), "not in any channel") {
 		t.Errorf("a write while in no channel: %v", err)
+	}
+}
+
+// waited_seconds has one decimal, as the Python edition rounds it.
+func TestWaitedSecondsHasOneDecimal(t *testing.T) {
+	if got := tenths(1249 * time.Millisecond); got != 1.2 {
+		t.Errorf("1.249 s reported as %v, want 1.2", got)
+	}
+	p := newPair(t)
+	var w struct {
+		WaitedSeconds float64 `json:"waited_seconds"`
+	}
+	p.call(p.writer, "chat_wait", map[string]any{"seconds": 1}, &w)
+	if tenth := w.WaitedSeconds * 10; tenth != math.Round(tenth) || w.WaitedSeconds < 0.9 {
+		t.Errorf("a 1 s wait reported waited_seconds %v, want about 1 with one decimal", w.WaitedSeconds)
 	}
 }

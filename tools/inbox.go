@@ -216,7 +216,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		}
 		arrived := waitsOnMe(in, a.Channel)
 		if arrived || until.Err() != nil {
-			res := WaitResult{Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
+			res := WaitResult{Arrived: arrived, WaitedSeconds: tenths(time.Since(start))}
 			res.inboxAnswer = cutInbox(in, 0, func(a inboxAnswer) int {
 				r := res
 				r.inboxAnswer = a
@@ -233,6 +233,12 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 			// Time is up (or the client closed stdin): one last look.
 		}
 	}
+}
+
+// tenths is a duration in seconds rounded to one decimal, as the Python
+// edition reports waited_seconds.
+func tenths(d time.Duration) float64 {
+	return math.Round(d.Seconds()*10) / 10
 }
 
 // waitsOnMe: an unread message, or an item needing your ack or prune-ok

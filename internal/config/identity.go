@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -116,32 +115,15 @@ func normalName(raw string) string {
 	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(raw), "-"), "-")
 }
 
-// OSUser is the login name recorded with a new party, found as Python's
-// getpass.getuser() finds it: the environment first, then the password
-// file. Not os/user: it links the C library into every binary, and a
-// dynamically linked binary starts measurably slower — the hook runs on
-// every prompt (docs/performance.md).
+// OSUser is the login name recorded with a new party, exactly as the Python
+// edition records it — USER, else USERNAME, else "unknown", lowercased — so a
+// party made by either edition carries the same os_user. Neither LOGNAME nor
+// the password file counts: the Python edition reads neither.
 func OSUser(env Env) string {
-	for _, key := range []string{"LOGNAME", "USER", "LNAME", "USERNAME"} {
+	for _, key := range []string{"USER", "USERNAME"} {
 		if name := env(key); name != "" {
-			return name
-		}
-	}
-	if data, err := os.ReadFile("/etc/passwd"); err == nil {
-		if name := passwdName(string(data), os.Getuid()); name != "" {
-			return name
+			return strings.ToLower(name)
 		}
 	}
 	return "unknown"
-}
-
-// passwdName finds the login name of uid in a password file's text.
-func passwdName(passwd string, uid int) string {
-	for _, line := range strings.Split(passwd, "\n") {
-		f := strings.Split(line, ":")
-		if len(f) >= 3 && f[2] == strconv.Itoa(uid) {
-			return f[0]
-		}
-	}
-	return ""
 }

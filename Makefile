@@ -22,6 +22,7 @@ E2E_DIR             := .cache/e2e
 .PHONY: build test short race bench check clean install e2e-clients
 
 build:
+	@echo "# building bin/mcpp-chat and bin/mcpp-chat-hook: seconds with a warm build cache; the first time 3–5 min on 2 cores, downloading and compiling the dependencies (SQLite, PostgreSQL's driver, the MCP SDK) with no output meanwhile"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat ./cmd/mcpp-chat
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpp-chat-hook ./cmd/mcpp-chat-hook
 

@@ -24,6 +24,8 @@ type install struct {
 	cfg   config.Config
 	party config.Party
 	env   config.Env
+	// start is the folder identity started from and what chose it.
+	start, startFrom string
 }
 
 // locate finds the install's paths and config and the party of the start
@@ -36,11 +38,12 @@ func locate(getenv func(string) string, workspace string) (install, error) {
 	if err != nil {
 		return install{}, err
 	}
-	party, err := config.Identify(config.StartDir(env, workspace, ""), cfg.Identity.GitRoot)
+	start, from := config.StartFrom(env, workspace, "")
+	party, err := config.Identify(start, cfg.Identity.GitRoot)
 	if err != nil {
 		return install{}, err
 	}
-	return install{paths: paths, cfg: cfg, party: party, env: env}, nil
+	return install{paths: paths, cfg: cfg, party: party, env: env, start: start, startFrom: from}, nil
 }
 
 func (in install) identity() store.Identity {
@@ -70,6 +73,9 @@ func newLog(stderr io.Writer) *slog.Logger {
 // service opens the database and wires the tool service for this party;
 // log gets what the agent is not shown.
 func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service, error) {
+	if err := config.CheckStart(in.start, in.startFrom); err != nil {
+		return nil, err // the first call would make a party for it
+	}
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 func isolatedEnv(t *testing.T) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "repo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{
 		"MCPP_CHAT_DB":        filepath.Join(dir, "data", "chat.db"),
 		"MCPP_CHAT_HOME":      filepath.Join(dir, "module"),
@@ -79,5 +83,30 @@ func TestHelpPrintsTheUsageOnce(t *testing.T) {
 		if n := strings.Count(errb.String(), "Usage: mcpp-chat "+cmd); n != 1 || out.Len() != 0 {
 			t.Errorf("%s --no-such-flag: usage %d times on stderr, stdout %q", cmd, n, out.String())
 		}
+	}
+}
+
+// A --workspace that names no folder is refused, and nothing is written:
+// a typo would otherwise make a party for a folder no session works in.
+func TestCallRefusesAWorkspaceThatDoesNotExist(t *testing.T) {
+	env := isolatedEnv(t)
+	nowhere := filepath.Join(filepath.Dir(env["MCPP_CHAT_WORKSPACE"]), "src", "nowhere")
+	code, out, _ := cli(t, env, "call", "--workspace", nowhere, "chat_whoami")
+	var r callReply
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not one JSON answer (%v): %q", err, out)
+	}
+	if code != exitError || r.Success || !strings.Contains(r.Error, "the folder "+nowhere+" (from --workspace) does not exist") {
+		t.Fatalf("exit %d, answer %+v", code, r)
+	}
+	if _, err := os.Stat(env["MCPP_CHAT_DB"]); !os.IsNotExist(err) {
+		t.Errorf("the refused call opened the database (%v)", err)
+	}
+	file := filepath.Join(env["MCPP_CHAT_WORKSPACE"], "notes.txt")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := cli(t, env, "call", "--workspace", file, "chat_whoami"); code != exitError || !strings.Contains(out, "is a file, not a folder") {
+		t.Errorf("a file as the workspace: exit %d, %s", code, out)
 	}
 }

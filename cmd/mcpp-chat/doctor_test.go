@@ -211,6 +211,9 @@ func TestDoctorAndInfoWriteNothing(t *testing.T) {
 
 	// An existing database: every byte as it was.
 	env["MCPP_CHAT_DB"] = filepath.Join(dir, "data", "chat.db")
+	if err := os.Mkdir(env["MCPP_CHAT_WORKSPACE"], 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
 	if code := runCmd([]string{"call", "chat_whoami"}, env, &out, &errb); code != exitOK {
 		t.Fatalf("call: %s %s", out.String(), errb.String())

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,16 +30,45 @@ type Party struct {
 // the process's working directory. Server and hook share it; the server
 // passes payloadCwd "".
 func StartDir(env Env, flag, payloadCwd string) string {
-	for _, dir := range []string{flag, env("MCPP_CHAT_WORKSPACE"), env("CLAUDE_PROJECT_DIR"), payloadCwd} {
-		if dir != "" {
-			return dir
+	dir, _ := StartFrom(env, flag, payloadCwd)
+	return dir
+}
+
+// StartFrom is StartDir and what chose it, as a person would set it:
+// "--workspace", an environment variable's name, "the hook's cwd" or "the
+// working directory".
+func StartFrom(env Env, flag, payloadCwd string) (dir, from string) {
+	for _, c := range []struct{ dir, from string }{
+		{flag, "--workspace"},
+		{env("MCPP_CHAT_WORKSPACE"), "MCPP_CHAT_WORKSPACE"},
+		{env("CLAUDE_PROJECT_DIR"), "CLAUDE_PROJECT_DIR"},
+		{payloadCwd, "the hook's cwd"},
+	} {
+		if c.dir != "" {
+			return c.dir, c.from
 		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return "."
+		return ".", "the working directory"
 	}
-	return wd
+	return wd, "the working directory"
+}
+
+// CheckStart refuses a start folder that is not a folder on this machine:
+// a party made for it would name a place no session works in (a typo in
+// --workspace would quietly make a new party).
+func CheckStart(dir, from string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the folder %s (from %s) does not exist — name an existing folder, a repository or one inside it: each folder is a party of the chat", absClean(dir), from)
+	case err != nil:
+		return fmt.Errorf("cannot look at the folder %s (from %s): %w — name a folder you can read", absClean(dir), from, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s (from %s) is a file, not a folder — name the folder of a repository, or one inside it", absClean(dir), from)
+	}
+	return nil
 }
 
 // Identify finds the party root above start and its name. A start folder

@@ -61,6 +61,10 @@ func (in install) open(ctx context.Context) (*store.DB, error) {
 	if in.onPostgres() {
 		return store.OpenPostgres(ctx, in.paths.Store, o)
 	}
+	if in.paths.Moved != "" && !fileExists(in.paths.DB) {
+		// Not a new, empty chat beside the one the sessions used so far.
+		return nil, errors.New(in.paths.MovedChat())
+	}
 	return store.OpenWith(ctx, in.paths.DB, o)
 }
 

@@ -118,13 +118,13 @@ func checkPermissions(w io.Writer, paths config.Paths, exe, hook string) bool {
 	return ok
 }
 
-// checkCheckout warns when this binary was built in a checkout that is gone:
-// it then uses another database than that checkout's bin/ did.
+// checkCheckout warns when this binary was built in a checkout that is gone
+// and nothing else names the chat: it then uses another database than that
+// checkout's bin/ did.
 func checkCheckout(w io.Writer, paths config.Paths) bool {
-	if config.BuildCheckout == "" || paths.ModuleDir == config.BuildCheckout || fileExists(filepath.Join(config.BuildCheckout, "module.yaml")) {
+	if paths.Moved == "" {
 		return true
 	}
-	fmt.Fprintf(w, "warning:     this binary was built in %s, which holds no checkout any more, so it uses %s — set MCPP_CHAT_HOME=%s to keep the old chat, or rebuild and install from the checkout's new place\n",
-		config.BuildCheckout, paths.DB, config.BuildCheckout)
+	fmt.Fprintf(w, "warning:     %s\n", paths.MovedChat())
 	return false
 }

@@ -110,3 +110,20 @@ func TestCallRefusesAWorkspaceThatDoesNotExist(t *testing.T) {
 		t.Errorf("a file as the workspace: exit %d, %s", code, out)
 	}
 }
+
+// call --display prints the answer as a person reads it: the display text,
+// unescaped, or the error on stderr.
+func TestCallDisplayPrintsWhatAPersonReads(t *testing.T) {
+	env := isolatedEnv(t)
+	code, out, errs := cli(t, env, "call", "--display", "chat_whoami")
+	if code != exitOK || !strings.HasPrefix(out, "**You are repo** — the repository at ") || strings.Contains(out, `\n`) || errs != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = cli(t, env, "call", "--display", "chat_say", `{"text": "hello"}`)
+	if code != exitError || out != "" || !strings.HasPrefix(errs, "mcpp-chat call: you are not in any channel — ") {
+		t.Errorf("a refused call: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, _ := cli(t, env, "call", "--display", "--stream"); code != exitUsage {
+		t.Errorf("--display with --stream: exit %d, want a usage error", code)
+	}
+}

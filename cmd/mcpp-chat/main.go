@@ -47,8 +47,9 @@ const usage = `mcpp-chat — a chat and Q&A channel between coding sessions in d
 
 Usage:
   mcpp-chat serve                      MCP server over stdio (register it with your client)
-  mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
-                                       run one tool; prints {"success", "result", "display"}
+  mcpp-chat call [--workspace DIR] [--display] TOOL [ARGS_JSON | -]
+                                       run one tool; prints {"success", "result", "display"},
+                                       or with --display the answer as a person reads it
   mcpp-chat call [--workspace DIR] --stream
                                        run calls read from stdin, one JSON line each, and
                                        print each reply with its id (the mcpp bridge's worker)

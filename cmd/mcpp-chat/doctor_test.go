@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 func runDoctor(t *testing.T, home string, args ...string) (code int, stdout string) {
@@ -247,4 +249,26 @@ func dirDigest(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// doctor on a team store it cannot use says why, with the fix for that
+// cause: not "check that its server is running" for a missing database or
+// a wrong password.
+func TestDoctorSaysWhyTheTeamStoreIsOutOfReach(t *testing.T) {
+	const wrong = "Wr0ngPw"
+	for _, c := range []struct{ what, url, want string }{
+		{"a missing database", strings.Replace(pgtest.URL(t), "postgres:///", "postgres:///no_such_chat", 1), `has no database "no_such_chat`},
+		{"a wrong password", pgtest.PasswordURL(t, "Rt4pass") + "&password=" + wrong, "refused the password of user"},
+		{"no server", "postgres:///chat?host=" + filepath.Join(t.TempDir(), "none") + "&connect_timeout=2", "no PostgreSQL server answers at"},
+	} {
+		env := isolatedEnv(t)
+		env["MCPP_CHAT_STORE"] = c.url
+		code, out, _ := cli(t, env, "doctor")
+		if code != exitError || !strings.Contains(out, "reachable:   no — ") || !strings.Contains(out, c.want) || strings.Contains(out, wrong) {
+			t.Errorf("%s: exit %d, doctor says:\n%s", c.what, code, out)
+		}
+		if c.what != "no server" && strings.Contains(out, "server is running") {
+			t.Errorf("%s: doctor blames the server:\n%s", c.what, out)
+		}
+	}
 }

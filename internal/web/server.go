@@ -63,6 +63,9 @@ type Options struct {
 	// Log receives, in full, the failures a page shows only as "could not
 	// read"; nil means slog's default logger (stderr).
 	Log *slog.Logger
+	// Home is the person's home folder: a database under it is shown as
+	// ~/…, shorter, and as the person would type it.
+	Home string
 }
 
 // New makes the server; Run must run for pages to hear of changes.
@@ -71,12 +74,21 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now,
+	s := &Server{db: db, dbPath: underHome(db.Path(), o.Home), hub: newHub(o.Changes), page: page, now: time.Now,
 		hosts: hostsFor(o.Listen, o.Hosts), log: o.Log}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	return s, nil
+}
+
+// underHome writes path as ~/… when it lies in home.
+func underHome(path, home string) string {
+	home = strings.TrimRight(home, "/")
+	if home == "" || !strings.HasPrefix(path, home+"/") {
+		return path
+	}
+	return "~" + path[len(home):]
 }
 
 // Run tells open pages of every change until ctx ends.

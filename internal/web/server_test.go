@@ -306,3 +306,24 @@ func TestHostsAnswered(t *testing.T) {
 		}
 	}
 }
+
+// A database in the person's home folder is named in the header as ~/…,
+// as they would type it.
+func TestHeaderNamesTheDatabaseFromHome(t *testing.T) {
+	db := chat(t)
+	r, err := store.OpenReadOnly(context.Background(), db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	home, file := filepath.Dir(filepath.Dir(db.Path())), filepath.Base(filepath.Dir(db.Path()))+"/chat.db"
+	ts, _ := serveWith(t, r, Options{Home: home + "/"})
+	if _, page := get(t, ts.URL+"/"); !strings.Contains(page, ">~/"+file+"<") {
+		t.Errorf("the header does not name ~/%s:\n%s", file, page)
+	}
+	for path, want := range map[string]string{"/home/ada/chat.db": "~/chat.db", "/home/adam/chat.db": "/home/adam/chat.db", "/srv/chat.db": "/srv/chat.db"} {
+		if got := underHome(path, "/home/ada"); got != want {
+			t.Errorf("underHome(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: underHome(db.Path(), o.Home), hub: newHub(o.Changes), page: page, now: time.Now,
+	s := &Server{db: db, dbPath: underHome(db.Path(), o.Home), hub: newHub(o.Changes, db.CommitMark), page: page, now: time.Now,
 		hosts: hostsFor(o.Listen, o.Hosts), log: o.Log}
 	if s.log == nil {
 		s.log = slog.Default()

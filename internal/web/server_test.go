@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
 var (
@@ -205,8 +206,60 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 		t.Fatalf("the stream ended before %q: %v", want, lines.Err())
 	}
 	next("event: ready")
+	if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: "news"}); err != nil {
+		t.Fatal(err)
+	}
 	changes.change()
 	next("event: change")
+}
+
+// One commit is one "change" for the page, though the database's watcher
+// wakes many times for it (the -wal's writes, its looks again while the
+// commit becomes visible); a wake-up without a commit tells nothing.
+func TestEventsSayEachCommitOnce(t *testing.T) {
+	db := chat(t)
+	w, err := wake.Watch(db.Path(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	ts, _ := serve(t, db.Path(), w)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 100)
+	go func() {
+		lines := bufio.NewScanner(res.Body)
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), "event: ") {
+				events <- strings.TrimPrefix(lines.Text(), "event: ")
+			}
+		}
+		close(events)
+	}()
+	if got := <-events; got != "ready" {
+		t.Fatalf("first event %q, want ready", got)
+	}
+	for i := range 2 {
+		if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: fmt.Sprintf("news %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-events; got != "change" {
+			t.Fatalf("after a say: %q, want change", got)
+		}
+		// The watcher looks again for half a second after a -wal write
+		// (and polls every second): any second "change" comes by then.
+		select {
+		case got := <-events:
+			t.Fatalf("one say told the page twice (%q)", got)
+		case <-time.After(wake.PollEvery + 500*time.Millisecond):
+		}
+	}
 }
 
 // A wrong channel name is the person's to fix: a sentence, not a crash.

@@ -63,7 +63,7 @@ func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
 }
 
 // Every command's --help prints its usage once, on stdout; a wrong flag
-// prints it once, on stderr.
+// is one sentence on stderr that names --help, not the usage.
 func TestHelpPrintsTheUsageOnce(t *testing.T) {
 	env := isolatedEnv(t)
 	getenv := func(k string) string { return env[k] }
@@ -80,8 +80,24 @@ func TestHelpPrintsTheUsageOnce(t *testing.T) {
 		if code := run(context.Background(), []string{cmd, "--no-such-flag"}, getenv, strings.NewReader(""), &out, &errb); code != exitUsage {
 			t.Errorf("%s --no-such-flag: exit %d", cmd, code)
 		}
-		if n := strings.Count(errb.String(), "Usage: mcpp-chat "+cmd); n != 1 || out.Len() != 0 {
-			t.Errorf("%s --no-such-flag: usage %d times on stderr, stdout %q", cmd, n, out.String())
+		if want := "mcpp-chat " + cmd + ": there is no flag --no-such-flag — mcpp-chat " + cmd + " --help says what each flag takes\n"; errb.String() != want || out.Len() != 0 {
+			t.Errorf("%s --no-such-flag: stderr %q, stdout %q; want stderr %q", cmd, errb.String(), out.String(), want)
+		}
+	}
+}
+
+// A flag's wrong value says what the flag takes, not the flag package's
+// "parse error" and the whole usage.
+func TestAWrongFlagValueSaysWhatItTakes(t *testing.T) {
+	env := isolatedEnv(t)
+	for args, want := range map[string]string{
+		"log --since abc":  `mcpp-chat log: --since SEQ takes a whole number, not "abc" — mcpp-chat log --help says what each flag takes`,
+		"log --since":      `mcpp-chat log: --since SEQ needs a value, a whole number — mcpp-chat log --help says what each flag takes`,
+		"search --limit x": `mcpp-chat search: --limit N takes a whole number, not "x" — mcpp-chat search --help says what each flag takes`,
+	} {
+		code, out, errs := cli(t, env, strings.Fields(args)...)
+		if code != exitUsage || out != "" || errs != want+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
 		}
 	}
 }

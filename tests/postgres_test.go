@@ -92,7 +92,7 @@ func TestTeamStoreMigrate(t *testing.T) {
 
 	u := pgtest.URL(t)
 	out, err := w.command(gw, "migrate", "--to", u)
-	if err != nil || !strings.Contains(out, "copied 2 parties, 1 channels, 2 channel_parties, 31 messages") {
+	if err != nil || !strings.Contains(out, "copied 2 parties, 1 channel, 2 seats in channels, 31 messages") {
 		t.Fatalf("migrate (%v):\n%s", err, out)
 	}
 	team := *w

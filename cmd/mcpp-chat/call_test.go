@@ -67,7 +67,7 @@ func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
 func TestHelpPrintsTheUsageOnce(t *testing.T) {
 	env := isolatedEnv(t)
 	getenv := func(k string) string { return env[k] }
-	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo"} {
+	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo", "migrate", "version"} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), []string{cmd, "--help"}, getenv, strings.NewReader(""), &out, &errb); code != exitOK {
 			t.Errorf("%s --help: exit %d", cmd, code)
@@ -141,5 +141,17 @@ func TestCallDisplayPrintsWhatAPersonReads(t *testing.T) {
 	}
 	if code, _, _ := cli(t, env, "call", "--display", "--stream"); code != exitUsage {
 		t.Errorf("--display with --stream: exit %d, want a usage error", code)
+	}
+}
+
+// mcpp-chat hook --help describes mcpp-chat hook, not the hook binary; the
+// hook binary's own help is its own.
+func TestHookHelpNamesTheCommandRun(t *testing.T) {
+	code, out, _ := cli(t, isolatedEnv(t), "hook", "--help")
+	if code != exitOK || !strings.HasPrefix(out, "mcpp-chat hook — ") || !strings.Contains(out, "  mcpp-chat hook --event Stop --wait") || strings.Contains(out, "mcpp-chat-hook --event") {
+		t.Errorf("mcpp-chat hook --help: exit %d\n%s", code, out)
+	}
+	if code, out, _ := cli(t, isolatedEnv(t), "version", "--help"); code != exitOK || !strings.Contains(out, "Prints this mcpp-chat's version") {
+		t.Errorf("version --help: exit %d\n%s", code, out)
 	}
 }

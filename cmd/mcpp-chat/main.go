@@ -135,12 +135,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "demo":
 		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
-		return exitOK
+		return versionCmd(rest, stdout, stderr)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpp-chat: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
+}
+
+// versionCmd prints the version; --help says what it prints.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("version", "version\n\nPrints this mcpp-chat's version: the git commit it was built from (with -dirty\nfor uncommitted changes), or dev for a build outside make.", stderr)
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
+	return exitOK
 }

@@ -53,7 +53,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 		{"ours, working", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       SessionStart, Stop, UserPromptSubmit in "},
 		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's"},
 		{"another install's hook", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB `+other+` --event Stop"`, 1), exitError, "runs " + other + ", not this install's " + hook},
-		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: mcpp-chat setup hooks --write"},
+		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: " + invocation(func(string) string { return "" }) + " setup hooks --write"},
 		{"twice", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"}, {"type": "command", "command": "MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "runs mcpp-chat's Stop hook 2 times"},
 		{"what setup hooks printed before its notes went to stderr", "# Claude Code hooks\n" + strings.Replace(stop, "%s", `"x"`, 1), exitError, "not valid JSON (line 1"},
 		{"wrong shape", `{"hooks": {"Stop": {"command": "x"}}}`, exitError, "hooks.Stop is not a list"},
@@ -142,7 +142,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.
 		"Codex (" + filepath.Join(home, ".codex", "config.toml") + "): its server opens the database " + filepath.Join(dir, "chat.db"),
-		"replace the [mcp_servers.bare] table with what `mcpp-chat setup codex` prints",
+		"replace the [mcp_servers.bare] table with what `" + invocation(func(string) string { return "" }) + " setup codex` prints",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
@@ -153,7 +153,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	if code, out := runDoctor(t, empty); code != exitOK || !strings.Contains(out, "registered:  nowhere") || !strings.Contains(out, "mcpp-chat setup claude") {
+	if code, out := runDoctor(t, empty); code != exitOK || !strings.Contains(out, "registered:  nowhere") || !strings.Contains(out, invocation(func(string) string { return "" })+" setup claude") {
 		t.Errorf("no registration: exit %d\n%s", code, out)
 	}
 }
@@ -270,5 +270,33 @@ func TestDoctorSaysWhyTheTeamStoreIsOutOfReach(t *testing.T) {
 		if c.what != "no server" && strings.Contains(out, "server is running") {
 			t.Errorf("%s: doctor blames the server:\n%s", c.what, out)
 		}
+	}
+}
+
+// doctor's and setup's advice names a command that runs this binary from
+// here: mcpp-chat only when that name on PATH is it, else its path —
+// bin/mcpp-chat in a fresh clone, where no mcpp-chat is on PATH.
+func TestAdviceNamesACommandThatWorks(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "bin", "mcpp-chat")
+	writeFile(t, exe, "#!/bin/sh\n", 0o755)
+	old := executable
+	executable = func() (string, error) { return exe, nil }
+	t.Cleanup(func() { executable = old })
+	elsewhere := filepath.Join(t.TempDir(), "mcpp-chat")
+	writeFile(t, elsewhere, "#!/bin/sh\n", 0o755)
+	t.Chdir(dir)
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "bin"), "mcpp-chat"},
+		{"", "bin/mcpp-chat"},
+		{filepath.Dir(elsewhere) + ":" + filepath.Join(dir, "bin"), "bin/mcpp-chat"}, // the name runs another one
+	} {
+		if got := invocation(func(k string) string { return map[string]string{"PATH": c.path}[k] }); got != c.want {
+			t.Errorf("PATH=%q: %q, want %q", c.path, got, c.want)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if got := invocation(func(string) string { return "" }); got != exe {
+		t.Errorf("outside the checkout: %q, want %q", got, exe)
 	}
 }

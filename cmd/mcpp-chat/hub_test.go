@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/hub"
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 func TestHubListenRules(t *testing.T) {
@@ -94,7 +95,7 @@ func TestHubTokenCommands(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Fatal("refused commands made the store")
 	}
-	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "mesh-gw", "--label", "alice-laptop", "--ttl", "2w", "--url", "https://chat.example")
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "mesh-gw", "--label", "alice-laptop", "--ttl", "2w", "--url", "https://chat.example", "--new-party")
 	if code != exitOK {
 		t.Fatalf("issue: %d %s", code, errs)
 	}
@@ -115,6 +116,44 @@ func TestHubTokenCommands(t *testing.T) {
 	}
 	if code, _, errs = cli(t, env, "hub", "token", "revoke", "nobody"); code != exitError || !strings.Contains(errs, "hub token list") {
 		t.Fatalf("revoking an unknown token: %d %s", code, errs)
+	}
+}
+
+// A token for a party the store does not have is refused — a typo would
+// make a party nobody works in — naming the nearest party and --new-party;
+// nothing is written, not even a store.
+func TestHubTokenForAnUnknownPartyIsRefused(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "hub.db")
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + db}
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "x")
+	if code != exitError || out != "" || !strings.Contains(errs, "no party node-dash (the store has no parties yet)") || !strings.Contains(errs, "add --new-party") {
+		t.Errorf("a store without parties: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("the refused issue made the store")
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Register(context.Background(), store.Identity{Name: "node-dash", Workspace: "/srv/node-dash"})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli(t, env, "hub", "token", "issue", "--party", "node-dsah", "--label", "x")
+	if code != exitError || out != "" || !strings.Contains(errs, "no party node-dsah (did you mean node-dash?) — check the spelling") {
+		t.Errorf("a typo: exit %d\n%s%s", code, out, errs)
+	}
+	if _, list, _ := cli(t, env, "hub", "token", "list"); strings.Contains(list, "x ") {
+		t.Errorf("a refused issue made a token:\n%s", list)
+	}
+	if code, _, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "x"); code != exitOK {
+		t.Errorf("a known party: exit %d %s", code, errs)
+	}
+	if code, _, errs := cli(t, env, "hub", "token", "issue", "--party", "mesh-gw", "--label", "y", "--new-party"); code != exitOK {
+		t.Errorf("a new party with --new-party: exit %d %s", code, errs)
 	}
 }
 
@@ -172,7 +211,7 @@ func TestConnectMakesAMember(t *testing.T) {
 	hubHome := t.TempDir()
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
-	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop")
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
 	token := strings.SplitN(out, "\n", 2)[0]
 
 	lap := t.TempDir()
@@ -281,7 +320,7 @@ func TestMemberWatchShowsOnlyItsChannels(t *testing.T) {
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
 	token := func(party string) string {
-		_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", party, "--label", party)
+		_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", party, "--label", party, "--new-party")
 		return strings.SplitN(out, "\n", 2)[0]
 	}
 	member := func(party string) *hub.Client {

@@ -120,3 +120,24 @@ func TestWaitedSecondsHasOneDecimal(t *testing.T) {
 		t.Errorf("a 1 s wait reported waited_seconds %v, want about 1 with one decimal", w.WaitedSeconds)
 	}
 }
+
+// A wait that answers at once, for what was already waiting, says so
+// instead of "Something arrived"; its JSON is the Python edition's
+// (arrived: true).
+func TestWaitSaysWhatWasAlreadyWaiting(t *testing.T) {
+	p := newPair(t)
+	p.say("are you there?")
+	var w map[string]any
+	res := p.call(p.reader, "chat_wait", map[string]any{"seconds": 5}, &w)
+	if w["arrived"] != true || !strings.HasPrefix(res.Display, "**Already waiting on you** (from before this wait") {
+		t.Errorf("arrived %v, display:\n%s", w["arrived"], res.Display)
+	}
+	for _, key := range []string{"arrived", "waited_seconds", "channels", "unread_total", "waiting_on_me", "waiting_on_peer"} {
+		if _, ok := w[key]; !ok {
+			t.Errorf("the wait's JSON lacks %q: %v", key, w)
+		}
+	}
+	if _, ok := w["already"]; ok {
+		t.Errorf("the wait's JSON grew a key: %v", w)
+	}
+}

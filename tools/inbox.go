@@ -168,6 +168,9 @@ type WaitResult struct {
 	inboxAnswer
 	Arrived       bool    `json:"arrived"`
 	WaitedSeconds float64 `json:"waited_seconds"`
+	// already: it was waiting on you before the wait began (arrived is
+	// true, as the Python edition answers; only the display says so).
+	already bool
 }
 
 type waitArgs struct {
@@ -200,7 +203,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	}()
 	stopProgress := s.keepAlive(ctx, start, seconds)
 	defer stopProgress()
-	for {
+	for first := true; ; first = false {
 		changed := s.nextChange()
 		in, err := s.DB.Inbox(ctx, s.Me)
 		if err != nil {
@@ -216,7 +219,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		}
 		arrived := waitsOnMe(in, a.Channel)
 		if arrived || until.Err() != nil {
-			res := WaitResult{Arrived: arrived, WaitedSeconds: tenths(time.Since(start))}
+			res := WaitResult{Arrived: arrived, WaitedSeconds: tenths(time.Since(start)), already: arrived && first}
 			res.inboxAnswer = cutInbox(in, 0, func(a inboxAnswer) int {
 				r := res
 				r.inboxAnswer = a
@@ -276,7 +279,10 @@ func channelNames(in store.Inbox) []string {
 
 func renderWait(r WaitResult, seconds int) string {
 	head := fmt.Sprintf("**Nothing arrived in %ds.**", seconds)
-	if r.Arrived {
+	switch {
+	case r.already:
+		head = "**Already waiting on you** (from before this wait — nothing new had to arrive)."
+	case r.Arrived:
 		head = "**Something arrived.**"
 	}
 	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)

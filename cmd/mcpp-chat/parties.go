@@ -161,7 +161,7 @@ func printParty(w io.Writer, p partyFolder, team bool, now time.Time) {
 	}
 	facts = append(facts, "wrote "+text.Count(p.Wrote, "message"))
 	if len(p.Owes) > 0 {
-		facts = append(facts, "waited on for "+text.OneLine(strings.Join(p.Owes, "; "), 500))
+		facts = append(facts, "owes "+text.OneLine(strings.Join(p.Owes, "; "), 500))
 	}
 	fmt.Fprintf(w, "    %s\n", strings.Join(facts, "; "))
 }
@@ -245,7 +245,7 @@ func partiesForget(ctx context.Context, args []string, getenv func(string) strin
 	}
 	fmt.Fprintf(stdout, "forgot %s (%s): it left %s\n", res.Name, text.OneLine(res.Workspace, 300), text.Count(res.Seats, "seat"))
 	for _, item := range res.Released {
-		fmt.Fprintf(stdout, "no longer waits on it: %s\n", text.OneLine(item, 300))
+		fmt.Fprintf(stdout, "no longer owed: %s\n", text.OneLine(item, 300))
 	}
 	fmt.Fprintln(stdout, "a session in that folder becomes a new party at its next call")
 	return exitOK

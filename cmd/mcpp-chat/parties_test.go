@@ -33,3 +33,15 @@ func TestPartiesCallsOnlyALocalPartyMoved(t *testing.T) {
 		}
 	}
 }
+
+// parties speaks to the person, who calls no tool: what a party owes, not
+// "your ack (chat_ack)".
+func TestPartiesSaysWhatAPartyOwes(t *testing.T) {
+	var b strings.Builder
+	p := store.PartyRecord{Name: "node-dash", Workspace: "/srv/node-dash", LastSeen: time.Now().UTC().Format(time.RFC3339Nano),
+		Owes: []string{"an ack on #gw--dash [enum]", "a prune-ok on #gw--dash [old]"}}
+	printParty(&b, partyFolder{PartyRecord: p, FolderExists: true}, false, time.Now())
+	if !strings.Contains(b.String(), "owes an ack on #gw--dash [enum]; a prune-ok on #gw--dash [old]") || strings.Contains(b.String(), "chat_") {
+		t.Errorf("parties says:\n%s", b.String())
+	}
+}

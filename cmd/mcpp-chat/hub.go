@@ -152,6 +152,7 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := srv.Serve(ctx, ln, tlsConf); err != nil {
 		return fail(err)
 	}
+	fmt.Fprintf(stdout, "mcpp-chat hub: stopped; %s://%s/mcp serves no more (the store keeps everything)\n", scheme, ln.Addr())
 	return exitOK
 }
 

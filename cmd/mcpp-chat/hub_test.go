@@ -425,3 +425,37 @@ func TestFitConnsKeepsToHalfTheFileLimit(t *testing.T) {
 		}
 	}
 }
+
+// hub serve and ui say so when they stop: the person sees the service end.
+func TestHubAndUISayTheyStopped(t *testing.T) {
+	env := isolatedEnv(t)
+	env["MCPP_CHAT_STORE"] = "sqlite:" + env["MCPP_CHAT_DB"]
+	if code, out, _ := cli(t, env, "call", "chat_whoami"); code != exitOK {
+		t.Fatalf("call: %s", out)
+	}
+	for args, want := range map[string]string{
+		"hub serve --listen 127.0.0.1:0": "mcpp-chat hub: stopped; http://127.0.0.1:",
+		"ui --listen 127.0.0.1:0":        "mcpp-chat ui: stopped",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &syncBuffer{}
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, strings.Fields(args), func(k string) string { return env[k] }, strings.NewReader(""), out, io.Discard)
+		}()
+		for end := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "http://"); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s did not start: %q", args, out.String())
+			}
+		}
+		cancel()
+		select {
+		case code := <-done:
+			if last := strings.TrimSpace(out.String()[strings.LastIndex(strings.TrimSpace(out.String()), "\n")+1:]); code != exitOK || !strings.HasPrefix(last, want) {
+				t.Errorf("%s: exit %d, last line %q, want %q…", args, code, last, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not stop", args)
+		}
+	}
+}

@@ -50,6 +50,7 @@ func uiCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "mcpp-chat ui: %v\n", err)
 		return exitError
 	}
+	fmt.Fprintln(stdout, "mcpp-chat ui: stopped")
 	return exitOK
 }
 

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -193,6 +194,12 @@ func (h hostRule) allows(host string) bool {
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
+	// A browser opens connections ahead of its requests; Shutdown waits
+	// for one that sent nothing yet as for a request (its whole grace).
+	// Once the listener is closed no request comes on them: close them.
+	var unused conns
+	srv.ConnState = unused.track
+	srv.RegisterOnShutdown(unused.close)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -207,4 +214,31 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// conns are the connections that have not sent a request yet.
+type conns struct {
+	mu  sync.Mutex
+	set map[net.Conn]struct{}
+}
+
+func (c *conns) track(conn net.Conn, state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if state != http.StateNew {
+		delete(c.set, conn)
+		return
+	}
+	if c.set == nil {
+		c.set = map[net.Conn]struct{}{}
+	}
+	c.set[conn] = struct{}{}
+}
+
+func (c *conns) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn := range c.set {
+		conn.Close()
+	}
 }

@@ -3,9 +3,11 @@ package web
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -378,5 +380,37 @@ func TestHeaderNamesTheDatabaseFromHome(t *testing.T) {
 		if got := underHome(path, "/home/ada"); got != want {
 			t.Errorf("underHome(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// Serve stops at once when asked, even with a connection that has sent
+// nothing yet (a browser opens those ahead of its requests): it is closed,
+// not waited for until the grace runs out and then left open.
+func TestServeClosesConnectionsThatSentNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, http.NotFoundHandler()) }()
+	silent, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The server has the connection once a request on another one is answered.
+	if res, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+		res.Body.Close()
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	// Closed by then; unfixed, the server would close it only at its
+	// ReadHeaderTimeout (10 s).
+	silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("the connection that sent nothing is still open after Serve returned (%v)", err)
 	}
 }

@@ -459,3 +459,40 @@ func TestHubAndUISayTheyStopped(t *testing.T) {
 		}
 	}
 }
+
+// doctor on a member whose hub is down says what to check there, not to
+// run doctor.
+func TestDoctorOnAMemberWhoseHubIsDown(t *testing.T) {
+	hubHome := t.TempDir()
+	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
+	token := strings.SplitN(out, "\n", 2)[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	banner := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"hub", "serve", "--listen", "127.0.0.1:0"}, func(k string) string { return hubEnv[k] }, strings.NewReader(""), banner, io.Discard)
+	}()
+	var url string
+	for end := time.Now().Add(30 * time.Second); url == ""; time.Sleep(10 * time.Millisecond) {
+		if m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(end) {
+			t.Fatalf("hub serve said %q", banner.String())
+		}
+	}
+	lap := t.TempDir()
+	repo := filepath.Join(lap, "node-dash")
+	os.MkdirAll(repo, 0o700)
+	env := map[string]string{"HOME": lap, "MCPP_CHAT_HOME": filepath.Join(lap, "home"), "MCPP_CHAT_WORKSPACE": repo}
+	if code, out, errs := cli(t, env, "connect", url, "--token", token); code != exitOK {
+		t.Fatalf("connect: %d %s %s", code, out, errs)
+	}
+	cancel()
+	<-done
+	code, doc, _ := cli(t, env, "doctor")
+	if code != exitError || !strings.Contains(doc, "reachable:   no — the team hub at "+url+" does not answer (") ||
+		!strings.Contains(doc, "check that mcpp-chat hub serve runs there") || strings.Contains(doc, "mcpp-chat doctor") {
+		t.Errorf("doctor with the hub down: exit %d\n%s", code, doc)
+	}
+}

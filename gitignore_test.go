@@ -11,7 +11,7 @@ func TestGitignoreCoversWhatARunLeaves(t *testing.T) {
 	if err := exec.Command("git", "rev-parse", "--is-inside-work-tree").Run(); err != nil {
 		t.Skipf("not in a git work tree: %v", err)
 	}
-	for _, f := range []string{"chat.db", "chat.db-wal", "chat.db-shm", "chat.db.lock", ".tick", ".backups/chat.db.20261130", "bin/mcpp-chat"} {
+	for _, f := range []string{"chat.db", "chat.db-wal", "chat.db-shm", "chat.db.lock", "chat.db.search", "chat.db.search-wal", "chat.db.search-shm", ".tick", ".backups/chat.db.20261130", "bin/mcpp-chat"} {
 		if err := exec.Command("git", "check-ignore", "-q", "--no-index", f).Run(); err != nil {
 			t.Errorf("%s is not ignored by .gitignore", f)
 		}

@@ -6,6 +6,8 @@ get_info() and initialize(); none of them raises.
 execute() hands each call to a `bin/mcpp-chat call --stream --workspace
 <the host's workspace_dir>` process, started on the workspace's first call
 and kept for the host's life: one open database, no process start per call.
+Loading the module starts the worker for the host's current folder already,
+the likely workspace of the first call; a first call elsewhere closes it.
 It prints {"ready": true}, then takes one JSON line per call
 ({"id", "tool", "arguments"}) and answers each with `mcpp-chat call`'s reply
 and the id, as the calls finish. Threads may call at once; a reader thread
@@ -39,7 +41,7 @@ BINARY = os.path.join(MODULE_DIR, "bin", "mcpp-chat")
 # workspace comes from --workspace, which wins over MCPP_CHAT_WORKSPACE and
 # CLAUDE_PROJECT_DIR.
 ENV_READ = ("MCPP_CHAT_DB", "MCPP_CHAT_HOME", "MCPP_CHAT_CONFIG", "MCPP_TIMEOUT_SECONDS",
-            "HOME", "XDG_DATA_HOME", "LOGNAME", "USER", "LNAME", "USERNAME")
+            "HOME", "XDG_DATA_HOME", "USER", "USERNAME")
 DOCTOR = f"run `bin/mcpp-chat doctor` in {MODULE_DIR}"
 REBUILD = f"run `make build` in {MODULE_DIR}, then `bin/mcpp-chat doctor` there"
 
@@ -207,6 +209,7 @@ class _Worker:
 _workers = {}      # workspace -> the _Worker that takes its calls
 _running = set()   # every _Worker whose process may still run
 _lock = threading.Lock()
+_spare = None      # the workspace of the worker started at load, until a call decides
 
 
 def _key():
@@ -216,8 +219,12 @@ def _key():
 
 
 def _worker(workspace):
+    global _spare
     key = _key()
     with _lock:
+        if _spare is not None and _spare != workspace:
+            _workers.pop(_spare).close()  # the host works elsewhere: not kept for nothing
+        _spare = None
         worker = _workers.get(workspace)
         if worker is not None and not worker.closed and worker.key == key:
             return worker
@@ -241,16 +248,32 @@ def _close_all():
             worker.proc.wait()
 
 
+def _start_spare():
+    """At load: start the worker for the host's folder, the likely workspace
+    of the first call, so that call does not wait for a process start. The
+    first call for another workspace closes it. Never fails the load."""
+    global _spare
+    if not os.access(BINARY, os.X_OK):
+        return  # execute() says what to do
+    try:
+        _worker(os.getcwd())
+        _spare = os.getcwd()
+    except Exception:  # noqa: BLE001 — the first call tries again and says why
+        pass
+
+
 def _forget_after_fork():
     # A forked child must not write into its parent's workers; it starts its own.
-    global _lock
+    global _lock, _spare
     _lock = threading.Lock()
+    _spare = None
     _workers.clear()
     _running.clear()
 
 
 atexit.register(_close_all)
 os.register_at_fork(after_in_child=_forget_after_fork)
+_start_spare()
 
 
 def _run(args, stdin=""):

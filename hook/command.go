@@ -13,16 +13,27 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
-var usage = fmt.Sprintf(`mcpp-chat-hook — tells a Claude Code session what waits on its repository in mcpp-chat
+// usage is the hook's --help as the command named name (mcpp-chat-hook,
+// or mcpp-chat hook) prints it.
+func usage(name string) string {
+	what := "tells a Claude Code session what waits on its repository in mcpp-chat"
+	if name != binaryName {
+		what = "the Claude Code hook for a team store or hub: " + binaryName + " hands it the events it cannot answer itself (it does not link PostgreSQL's driver, to stay fast)"
+	}
+	return fmt.Sprintf(`%[1]s — %[2]s
 
 Usage (the hook payload JSON comes on stdin):
-  mcpp-chat-hook --event SessionStart|UserPromptSubmit|Stop
-  mcpp-chat-hook --event Stop --wait [--timeout %d]   (for "asyncRewake": true)
-  mcpp-chat-hook --version
+  %[1]s --event SessionStart|UserPromptSubmit|Stop
+  %[1]s --event Stop --wait [--timeout %[3]d]   (for "asyncRewake": true)
+  %[1]s --version
 
-It always exits %d and prints nothing on any error; --wait exits %d when a
+It always exits %[4]d and prints nothing on any error; --wait exits %[5]d when a
 peer waits on the session. See docs/hooks.md.
-`, int(DefaultWaitTimeout/time.Second), ExitOK, ExitWake)
+`, name, what, int(DefaultWaitTimeout/time.Second), ExitOK, ExitWake)
+}
+
+// binaryName is the hook's own binary.
+const binaryName = "mcpp-chat-hook"
 
 // Command is the hook's command line, shared by mcpp-chat-hook and
 // `mcpp-chat hook`: it parses args into o (Env, Exe, the streams and the
@@ -34,14 +45,18 @@ func Command(ctx context.Context, args []string, version string, o Options) int 
 	wait := fs.Bool("wait", false, fmt.Sprintf("block until a peer waits on this session, then exit %d", ExitWake))
 	timeout := fs.Int("timeout", int(DefaultWaitTimeout/time.Second), "seconds --wait blocks at most")
 	showVersion := fs.Bool("version", false, "print the version")
+	name := o.Name
+	if name == "" {
+		name = binaryName
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprint(o.Stdout, usage)
+			fmt.Fprint(o.Stdout, usage(name))
 		}
 		return ExitOK
 	}
 	if *showVersion {
-		fmt.Fprintf(o.Stdout, "mcpp-chat-hook %s\n", version)
+		fmt.Fprintf(o.Stdout, "%s %s\n", name, version)
 		return ExitOK
 	}
 	// The install is resolved once, here, for the run to use: a team

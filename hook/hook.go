@@ -17,6 +17,9 @@ import (
 
 // Options is one run of the hook binary.
 type Options struct {
+	// Name is the command as a person runs it, for --help and --version:
+	// "" is the hook binary, mcpp-chat-hook.
+	Name string
 	// Event is --event; "" takes the payload's hook_event_name.
 	Event string
 	// Wait is --wait: block until a peer waits on this session.

@@ -123,7 +123,22 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	mux.Handle("GET /v1/wait", s.authed(s.waitHandler(ctx)))
 	mux.Handle("GET /v1/token", s.tokenOnly(http.HandlerFunc(s.token)))
 	mux.Handle("GET /v1/arrivals", s.authed(http.HandlerFunc(s.arrivals)))
+	mux.HandleFunc("/", notHere)
 	return s.deadlines(mux)
+}
+
+// notHere answers a path the hub does not serve — such as the OAuth
+// discovery and registration a client tries once /mcp asked it for a token
+// — with what the hub is and how to connect to it, not a bare 404.
+func notHere(w http.ResponseWriter, r *http.Request) {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf(
+		"nothing at %s: this is an mcpp-chat team hub, whose MCP endpoint is %s://%s/mcp and takes a token, not OAuth — "+
+			`register it with: claude mcp add --transport http chat %[2]s://%[3]s/mcp --header "Authorization: Bearer TOKEN" `+
+			"(the hub's admin makes a TOKEN with mcpp-chat hub token issue)", r.URL.Path, scheme, r.Host)})
 }
 
 // serverFor is the party's MCP server, made at its first request.

@@ -597,3 +597,30 @@ func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
 		t.Fatalf("an unknown peer: %v", err)
 	}
 }
+
+// A path the hub does not serve — the OAuth discovery and registration a
+// client tries after /mcp asked for a token — answers 404 with what the
+// hub is and how to register it, not a bare "404 page not found".
+func TestUnknownPathsSayHowToConnect(t *testing.T) {
+	h := startHub(t)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp"},
+		{http.MethodGet, "/.well-known/oauth-authorization-server"},
+		{http.MethodPost, "/register"},
+	} {
+		req, _ := http.NewRequest(c.method, h.srv.URL+c.path, strings.NewReader("{}"))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error string }
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		host := strings.TrimPrefix(h.srv.URL, "http://")
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(body.Error, "nothing at "+c.path+": this is an mcpp-chat team hub") ||
+			!strings.Contains(body.Error, `claude mcp add --transport http chat http://`+host+`/mcp --header "Authorization: Bearer TOKEN"`) ||
+			!strings.Contains(body.Error, "mcpp-chat hub token issue") {
+			t.Errorf("%s %s: %d %q", c.method, c.path, res.StatusCode, body.Error)
+		}
+	}
+}

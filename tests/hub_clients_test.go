@@ -86,7 +86,7 @@ func startHub(t *testing.T) *testHub {
 // issue makes a token for party and returns it.
 func (h *testHub) issue(t *testing.T, party, label string) string {
 	t.Helper()
-	cmd := exec.Command(chatBin, "hub", "token", "issue", "--store", h.store, "--party", party, "--label", label)
+	cmd := exec.Command(chatBin, "hub", "token", "issue", "--store", h.store, "--party", party, "--label", label, "--new-party")
 	cmd.Env = h.env
 	out, err := cmd.Output()
 	if err != nil {

@@ -176,7 +176,7 @@ func (ht *hubTeam) adminRun(args ...string) string {
 // issue makes a token with `mcpp-chat hub token issue` and returns it.
 func (ht *hubTeam) issue(label, ttl string, parties ...string) string {
 	ht.t.Helper()
-	args := []string{"--label", label, "--ttl", ttl, "--url", "http://127.0.0.1:1"}
+	args := []string{"--label", label, "--ttl", ttl, "--url", "http://127.0.0.1:1", "--new-party"}
 	for _, p := range parties {
 		args = append(args, "--party", p)
 	}

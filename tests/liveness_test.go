@@ -420,8 +420,8 @@ func TestWaitReturnsAtOnceWhenWorkPending(t *testing.T) {
 	w.mustCall(beta, "chat_ask", map[string]any{"title": "Need your ack", "body": "please"}, nil)
 	s := w.serve(alpha)
 	out := callWait(t, s, map[string]any{"seconds": 20})
-	if !out.Arrived || out.WaitedSeconds > 5 || !strings.HasPrefix(out.display, "**Something arrived.**") {
-		t.Fatalf("with an item waiting: %+v, want an answer at once", out)
+	if !out.Arrived || out.WaitedSeconds > 5 || !strings.HasPrefix(out.display, "**Already waiting on you**") {
+		t.Fatalf("with an item waiting: %+v, want an answer at once that says it was already there", out)
 	}
 	// Reading clears the unread message, but the ask still needs alpha's ack.
 	toolCall(t, s, "chat_read", nil, nil)

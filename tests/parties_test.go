@@ -152,7 +152,7 @@ func TestPartiesForgetAndResetCursor(t *testing.T) {
 	if out, errs, code := w.run("parties", "forget", "probe"); code != 0 || !strings.Contains(out, "forgot probe") {
 		t.Errorf("forget probe: exit %d\n%s%s", code, out, errs)
 	}
-	if out, _, code := w.run("parties", "forget", "--force", "node-dash"); code != 0 || !strings.Contains(out, "no longer waits on it: #gw--dash [there]") {
+	if out, _, code := w.run("parties", "forget", "--force", "node-dash"); code != 0 || !strings.Contains(out, "no longer owed: an ack on #gw--dash [there]") {
 		t.Errorf("forget --force: exit %d\n%s", code, out)
 	}
 	if left := w.parties(); len(left) != 1 {

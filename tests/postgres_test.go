@@ -73,7 +73,7 @@ func TestTeamStoreAcrossProcesses(t *testing.T) {
 	gone := *w
 	gone.env = append(append([]string{}, w.env...), "MCPP_CHAT_STORE=postgres:///chat?host="+filepath.Join(w.dir, "no-server")+"&connect_timeout=2")
 	out, err = gone.command(gw, "doctor")
-	if err == nil || !strings.Contains(out, "reachable:   no — cannot reach the PostgreSQL store") {
+	if err == nil || !strings.Contains(out, "reachable:   no — no PostgreSQL server answers at postgres://") {
 		t.Errorf("doctor on a store whose server is not there (%v):\n%s", err, out)
 	}
 }
@@ -92,7 +92,7 @@ func TestTeamStoreMigrate(t *testing.T) {
 
 	u := pgtest.URL(t)
 	out, err := w.command(gw, "migrate", "--to", u)
-	if err != nil || !strings.Contains(out, "copied 2 parties, 1 channels, 2 channel_parties, 31 messages") {
+	if err != nil || !strings.Contains(out, "copied 2 parties, 1 channel, 2 seats in channels, 31 messages") {
 		t.Fatalf("migrate (%v):\n%s", err, out)
 	}
 	team := *w

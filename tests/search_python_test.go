@@ -120,14 +120,14 @@ func TestSearchIndexesWhatAnotherEditionWrites(t *testing.T) {
 	t.Logf("%d searches ran while the other edition wrote %d messages", searches.Load(), written)
 
 	got, msg, _ := w.runIn(dash, "search", "kestrel")
-	if !strings.Contains(got, fmt.Sprintf("%d hits for", written)) {
+	if !strings.Contains(got, fmt.Sprintf("%d hits, best first, for", written)) {
 		t.Errorf("search kestrel after the writer: want %d hits\n%s%s", written, got, msg)
 	}
 	last := fmt.Sprintf(`"kestrel sighting number %d"`, written-1)
 	if got, msg, _ := w.runIn(dash, "search", last); !strings.Contains(got, "1 hit for") || !strings.Contains(got, "mesh-gw") {
 		t.Errorf("search %s: want the last message the writer wrote\n%s%s", last, got, msg)
 	}
-	if got, msg, _ := w.runIn(dash, "search", "osprey", "--limit", "1"); !strings.Contains(got, fmt.Sprintf("%d hits for", history)) {
+	if got, msg, _ := w.runIn(dash, "search", "osprey", "--limit", "1"); !strings.Contains(got, fmt.Sprintf("%d hits, best first, for", history)) {
 		t.Errorf("search osprey: want the %d messages of the history\n%s%s", history, got, msg)
 	}
 }

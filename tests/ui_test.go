@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +64,8 @@ func browser(t *testing.T, within time.Duration) context.Context {
 // unread count and the items with their states; a message posted by
 // another process appears within a second without a reload; markup in a
 // message shows as text and runs nothing, on the first load and live;
-// search finds an archived item by a word of its body. The channel page
-// is saved as a screenshot (MCPP_CHAT_UI_SCREENSHOT names the file; by
-// default it goes to the test's temporary folder).
+// search finds an archived item by a word of its body. (The README's
+// screenshot is TestDemoScreenshot's, not this page of hostile text.)
 func TestPageInABrowser(t *testing.T) {
 	ctx := browser(t, 3*time.Minute)
 	w, gw, _ := viewWorld(t)
@@ -128,19 +128,6 @@ func TestPageInABrowser(t *testing.T) {
 	}
 	pwned("after a live update")
 
-	shot := os.Getenv("MCPP_CHAT_UI_SCREENSHOT")
-	if shot == "" {
-		shot = filepath.Join(t.TempDir(), "ui.png")
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: a PNG
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", shot)
-
 	// Search from the box, as a person would.
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(`#search input[name=q]`, "flamingo"),
@@ -157,4 +144,75 @@ func TestPageInABrowser(t *testing.T) {
 		}
 	}
 	ui.stop(t)
+}
+
+// The README's screenshot (docs/ui.png) is the demo's conversation as the
+// page shows it: `mcpp-chat demo --keep`, its database where a default
+// install keeps one (so the header reads ~/.local/share/mcpp-chat/chat.db),
+// the channel's archived thread. To rewrite it:
+//
+//	MCPP_CHAT_UI_SCREENSHOT=$PWD/docs/ui.png go test ./tests -run TestDemoScreenshot -count=1
+//
+// Without the variable the screenshot goes to the test's temporary folder.
+func TestDemoScreenshot(t *testing.T) {
+	ctx := browser(t, 3*time.Minute)
+	w := newWorld(t)
+	tmp := filepath.Join(w.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	demo := exec.Command(chatBin, "demo", "--keep")
+	demo.Env = append(append([]string{}, w.env...), "TMPDIR="+tmp)
+	out, err := demo.CombinedOutput()
+	kept := regexp.MustCompile(`Kept (\S+) — `).FindSubmatch(out)
+	if err != nil || kept == nil {
+		t.Fatalf("demo --keep (%v) kept nothing:\n%s", err, out)
+	}
+	db := filepath.Join(w.home, ".local", "share", "mcpp-chat", "chat.db")
+	copyFile(t, filepath.Join(string(kept[1]), "data", "chat.db"), db)
+	w.env = append(w.env, "MCPP_CHAT_DB="+db) // the last value of a variable wins
+
+	ui := startView(t, w, w.home, "ui", "--listen", "127.0.0.1:0")
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 520),
+		chromedp.Navigate(ui.url(t)+"/c/gw--dash?archived=1"),
+		chromedp.WaitVisible(`#main .threads`),
+		chromedp.WaitVisible(`#live.on`),
+	)
+	page, _ := chromedp.Run(ctx, chromedp.Text(`body`))
+	if err != nil {
+		t.Fatalf("open the demo's channel: %v\nui stderr %s", err, ui.stderr)
+	}
+	for _, want := range []string{"~/.local/share/mcpp-chat/chat.db", "[chunk-api]", "Is the chunk header enum closed?", "I own the decoder", "Confirmed against the new decoder"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	shot := os.Getenv("MCPP_CHAT_UI_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "ui.png")
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: a PNG
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+	ui.stop(t)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -12,10 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 // viewWorld is a conversation for the person's view: gw and dash in
@@ -306,8 +309,8 @@ func TestLogReadsLikeAConversationAndFollows(t *testing.T) {
 func TestSearchFromTheCommandLine(t *testing.T) {
 	w, _, dash := viewWorld(t)
 	out, errs, code := w.runIn(dash, "search", "flamingo")
-	if code != 0 || !strings.Contains(out, "1 hit for \"flamingo\"") || !strings.Contains(out, "#gw--dash #2") ||
-		!strings.Contains(out, "[old-wire] Wire format v1 · DONE  (archived)") || !strings.Contains(out, "*flamingo*") {
+	if code != 0 || !strings.Contains(out, "1 hit, best first, for: flamingo") || !strings.Contains(out, "#gw--dash #2") ||
+		!strings.Contains(out, "[old-wire] Wire format v1 · DONE  (archived)") || !strings.Contains(out, "the flamingo framing is settled") {
 		t.Errorf("search flamingo: exit %d\n%s%s", code, out, errs)
 	}
 	if out, _, _ := w.runIn(dash, "search", "generator", "--archived"); !strings.Contains(out, "Nothing matches") {
@@ -319,6 +322,40 @@ func TestSearchFromTheCommandLine(t *testing.T) {
 	if _, errs, code := w.runIn(dash, "search"); code != 2 || !strings.Contains(errs, "give the words to find") {
 		t.Errorf("search with no words: exit %d: %s", code, errs)
 	}
+}
+
+// search's answer in a pipe is plain text — no marks, which the index
+// may put inside a word (FRAME_AUX is two words to it), the query as
+// typed, quotes and all — and the same on a team store as on the file:
+// each hit alike, in the order each engine ranks them (bm25 and ts_rank
+// may order close matches differently).
+func TestSearchPipedIsPlainAndTheSameOnBothEngines(t *testing.T) {
+	w, gw, dash := viewWorld(t)
+	w.mustCall(gw, "chat_say", map[string]any{"channel": "gw--dash", "text": "the dashboard's generator now takes FRAME_AUX frames, says gw--dash"}, nil)
+	team := pgtest.URL(t)
+	if out, errs, code := w.runIn(gw, "migrate", "--to", team); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	onTeam := *w
+	onTeam.env = append(append([]string{}, w.env...), "MCPP_CHAT_STORE="+team)
+	for _, query := range [][]string{{"generator"}, {`"frame aux"`}, {"gw--dash", "aux"}} {
+		lite, errs, code := w.runIn(dash, append([]string{"search"}, query...)...)
+		if code != 0 || strings.ContainsAny(lite, "*\x02\x03\x1b") || strings.Contains(lite, `\"`) || !strings.Contains(lite, "for: "+strings.Join(query, " ")+"\n") {
+			t.Errorf("search %s: exit %d, not plain:\n%s%s", query, code, lite, errs)
+		}
+		pg, errs, _ := onTeam.runIn(dash, append([]string{"search"}, query...)...)
+		if !slices.Equal(hitBlocks(pg), hitBlocks(lite)) {
+			t.Errorf("search %s on the team store:\n%s%s\non the file:\n%s", query, pg, errs, lite)
+		}
+	}
+}
+
+// hitBlocks is search's answer as its first line and its hits, each hit
+// one block, sorted.
+func hitBlocks(out string) []string {
+	blocks := strings.Split(out, "\n\n")
+	slices.Sort(blocks[1:])
+	return blocks
 }
 
 // ui listens on loopback only unless asked, and says why.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -101,5 +103,41 @@ func TestErrorSentencesClientsMatchOn(t *testing.T) {
 	_, err = loner.Call(context.Background(), "chat_say", json.RawMessage(`{"text":"hello"}`))
 	if err == nil || !strings.Contains(err.Error(), "not in any channel") {
 		t.Errorf("a write while in no channel: %v", err)
+	}
+}
+
+// waited_seconds has one decimal, as the Python edition rounds it.
+func TestWaitedSecondsHasOneDecimal(t *testing.T) {
+	if got := tenths(1249 * time.Millisecond); got != 1.2 {
+		t.Errorf("1.249 s reported as %v, want 1.2", got)
+	}
+	p := newPair(t)
+	var w struct {
+		WaitedSeconds float64 `json:"waited_seconds"`
+	}
+	p.call(p.writer, "chat_wait", map[string]any{"seconds": 1}, &w)
+	if tenth := w.WaitedSeconds * 10; tenth != math.Round(tenth) || w.WaitedSeconds < 0.9 {
+		t.Errorf("a 1 s wait reported waited_seconds %v, want about 1 with one decimal", w.WaitedSeconds)
+	}
+}
+
+// A wait that answers at once, for what was already waiting, says so
+// instead of "Something arrived"; its JSON is the Python edition's
+// (arrived: true).
+func TestWaitSaysWhatWasAlreadyWaiting(t *testing.T) {
+	p := newPair(t)
+	p.say("are you there?")
+	var w map[string]any
+	res := p.call(p.reader, "chat_wait", map[string]any{"seconds": 5}, &w)
+	if w["arrived"] != true || !strings.HasPrefix(res.Display, "**Already waiting on you** (from before this wait") {
+		t.Errorf("arrived %v, display:\n%s", w["arrived"], res.Display)
+	}
+	for _, key := range []string{"arrived", "waited_seconds", "channels", "unread_total", "waiting_on_me", "waiting_on_peer"} {
+		if _, ok := w[key]; !ok {
+			t.Errorf("the wait's JSON lacks %q: %v", key, w)
+		}
+	}
+	if _, ok := w["already"]; ok {
+		t.Errorf("the wait's JSON grew a key: %v", w)
 	}
 }

@@ -168,6 +168,9 @@ type WaitResult struct {
 	inboxAnswer
 	Arrived       bool    `json:"arrived"`
 	WaitedSeconds float64 `json:"waited_seconds"`
+	// already: it was waiting on you before the wait began (arrived is
+	// true, as the Python edition answers; only the display says so).
+	already bool
 }
 
 type waitArgs struct {
@@ -202,7 +205,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	defer stopProgress()
 	stop := func() {}
 	defer func() { stop() }() // the last look's wish to be woken
-	for {
+	for first := true; ; first = false {
 		var changed <-chan struct{}
 		changed, stop = s.nextChange(ctx)
 		in, err := s.DB.Inbox(ctx, s.Me)
@@ -219,7 +222,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		}
 		arrived := waitsOnMe(in, a.Channel)
 		if arrived || until.Err() != nil {
-			res := WaitResult{Arrived: arrived, WaitedSeconds: math.Round(time.Since(start).Seconds()*1000) / 1000}
+			res := WaitResult{Arrived: arrived, WaitedSeconds: tenths(time.Since(start)), already: arrived && first}
 			res.inboxAnswer = cutInbox(in, 0, func(a inboxAnswer) int {
 				r := res
 				r.inboxAnswer = a
@@ -237,6 +240,12 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		}
 		stop()
 	}
+}
+
+// tenths is a duration in seconds rounded to one decimal, as the Python
+// edition reports waited_seconds.
+func tenths(d time.Duration) float64 {
+	return math.Round(d.Seconds()*10) / 10
 }
 
 // waitsOnMe: an unread message, or an item needing your ack or prune-ok
@@ -274,7 +283,10 @@ func channelNames(in store.Inbox) []string {
 
 func renderWait(r WaitResult, seconds int) string {
 	head := fmt.Sprintf("**Nothing arrived in %ds.**", seconds)
-	if r.Arrived {
+	switch {
+	case r.already:
+		head = "**Already waiting on you** (from before this wait — nothing new had to arrive)."
+	case r.Arrived:
 		head = "**Something arrived.**"
 	}
 	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)

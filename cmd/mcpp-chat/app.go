@@ -8,6 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -24,6 +27,8 @@ type install struct {
 	cfg   config.Config
 	party config.Party
 	env   config.Env
+	// start is the folder identity started from and what chose it.
+	start, startFrom string
 }
 
 // locate finds the install's paths and config and the party of the start
@@ -36,11 +41,12 @@ func locate(getenv func(string) string, workspace string) (install, error) {
 	if err != nil {
 		return install{}, err
 	}
-	party, err := config.Identify(config.StartDir(env, workspace, ""), cfg.Identity.GitRoot)
+	start, from := config.StartFrom(env, workspace, "")
+	party, err := config.Identify(start, cfg.Identity.GitRoot)
 	if err != nil {
 		return install{}, err
 	}
-	return install{paths: paths, cfg: cfg, party: party, env: env}, nil
+	return install{paths: paths, cfg: cfg, party: party, env: env, start: start, startFrom: from}, nil
 }
 
 func (in install) identity() store.Identity {
@@ -58,6 +64,10 @@ func (in install) open(ctx context.Context) (*store.DB, error) {
 	if in.onPostgres() {
 		return store.OpenPostgres(ctx, in.paths.Store, o)
 	}
+	if in.paths.Moved != "" && !fileExists(in.paths.DB) {
+		// Not a new, empty chat beside the one the sessions used so far.
+		return nil, errors.New(in.paths.MovedChat())
+	}
 	return store.OpenWith(ctx, in.paths.DB, o)
 }
 
@@ -70,6 +80,9 @@ func newLog(stderr io.Writer) *slog.Logger {
 // service opens the database and wires the tool service for this party;
 // log gets what the agent is not shown.
 func (in install) service(ctx context.Context, log *slog.Logger) (*tools.Service, error) {
+	if err := config.CheckStart(in.start, in.startFrom); err != nil {
+		return nil, err // the first call would make a party for it
+	}
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		return nil, err
@@ -196,22 +209,85 @@ func flags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 // wrong flag (the flag package would print it itself, to stderr, before
 // parse could print it to stdout too).
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
-	usage := fs.Usage
+	usage, stderr := fs.Usage, fs.Output()
 	fs.Usage = func() {}
+	fs.SetOutput(io.Discard) // the flag package's own words: flagError says it better
 	err := fs.Parse(args)
 	fs.Usage = usage
+	fs.SetOutput(stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		stderr := fs.Output()
 		fs.SetOutput(stdout)
 		fs.Usage()
 		fs.SetOutput(stderr)
 		return exitOK, true
 	case err != nil:
-		fs.Usage()
+		fmt.Fprintf(stderr, "mcpp-chat %s: %s\n", fs.Name(), flagError(fs, err))
 		return exitUsage, true
 	}
 	return 0, false
+}
+
+// invalidValue is the flag package's error for a value a flag refused.
+var invalidValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): (.*)$`)
+
+// flagError is a command line's wrong flag as one sentence with its fix,
+// instead of the flag package's words and the whole usage.
+func flagError(fs *flag.FlagSet, err error) string {
+	help := fmt.Sprintf("mcpp-chat %s --help says what each flag takes", fs.Name())
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return fmt.Sprintf("there is no flag --%s — %s", strings.TrimLeft(name, "-"), help)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		f := fs.Lookup(strings.TrimLeft(name, "-"))
+		if kind := valueKind(f); kind != "" {
+			return fmt.Sprintf("%s needs a value, %s — %s", flagWithValue(f), kind, help)
+		}
+		return fmt.Sprintf("%s needs a value — %s", flagWithValue(f), help)
+	}
+	m := invalidValue.FindStringSubmatch(msg)
+	if m == nil {
+		return msg + " — " + help
+	}
+	value, name, why := m[1], m[2], m[3]
+	if why != "parse error" && !strings.HasPrefix(why, "strconv.") {
+		return fmt.Sprintf("--%s %q: %s", name, value, why) // a flag of ours said why
+	}
+	f := fs.Lookup(name)
+	kind := valueKind(f)
+	if kind == "" {
+		kind = "another value"
+	}
+	return fmt.Sprintf("%s takes %s, not %q — %s", flagWithValue(f), kind, value, help)
+}
+
+// flagWithValue is a flag as its usage writes it: --since SEQ.
+func flagWithValue(f *flag.Flag) string {
+	name, _ := flag.UnquoteUsage(f)
+	if name == "" || name == "value" || name == "string" || name == "int" || name == "uint" || name == "float" || name == "duration" {
+		return "--" + f.Name
+	}
+	return "--" + f.Name + " " + name
+}
+
+// valueKind says what a flag's value is, as a person would ("" for text).
+func valueKind(f *flag.Flag) string {
+	getter, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch getter.Get().(type) {
+	case int, int64, uint, uint64:
+		return "a whole number"
+	case bool:
+		return "true or false"
+	case float64:
+		return "a number"
+	case time.Duration:
+		return "a duration such as 30s, 5m or 2h"
+	}
+	return ""
 }
 
 // storeOptions are the store's options the config sets.

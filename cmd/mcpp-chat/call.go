@@ -21,15 +21,20 @@ type callReply struct {
 }
 
 func call(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flags("call", "call [--workspace DIR] TOOL [ARGS_JSON | -]\n       call [--workspace DIR] --stream\n\nRuns one tool and prints {\"success\": true, \"result\": …, \"display\": \"…\"} or {\"success\": false, \"error\": \"…\"}.\nARGS_JSON defaults to {}; - reads it from stdin. "+fmt.Sprintf("Exit %d on success, %d on a tool error, %d on a usage error.", exitOK, exitError, exitUsage)+"\nWith --stream: prints {\"ready\": true}, then runs one call per stdin line {\"id\", \"tool\", \"arguments\"}\nand prints each reply with its id, as the calls finish, until stdin ends (the mcpp bridge's worker).", stderr)
+	fs := flags("call", "call [--workspace DIR] [--display] TOOL [ARGS_JSON | -]\n       call [--workspace DIR] --stream\n\nRuns one tool and prints {\"success\": true, \"result\": …, \"display\": \"…\"} or {\"success\": false, \"error\": \"…\"};\nwith --display, the display text as a person reads it (an error on stderr).\nARGS_JSON defaults to {}; - reads it from stdin. "+fmt.Sprintf("Exit %d on success, %d on a tool error, %d on a usage error.", exitOK, exitError, exitUsage)+"\nWith --stream: prints {\"ready\": true}, then runs one call per stdin line {\"id\", \"tool\", \"arguments\"}\nand prints each reply with its id, as the calls finish, until stdin ends (the mcpp bridge's worker).", stderr)
 	workspace := fs.String("workspace", "", "start folder for identity (default: $MCPP_CHAT_WORKSPACE, $CLAUDE_PROJECT_DIR, cwd)")
 	stream := fs.Bool("stream", false, "run the calls read from stdin, one JSON object a line, until it ends")
+	display := fs.Bool("display", false, "print the answer as a person reads it (the display text; an error on stderr) instead of JSON")
 	if code, done := parse(fs, args, stdout); done {
 		return code
 	}
 	rest := fs.Args()
+	printReply := printReply
+	if *display {
+		printReply = func(w io.Writer, r callReply, code int) int { return printDisplay(w, stderr, r, code) }
+	}
 	if *stream {
-		if len(rest) != 0 {
+		if len(rest) != 0 || *display {
 			fs.Usage()
 			return exitUsage
 		}
@@ -73,6 +78,19 @@ func call(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return printReply(stdout, callReply{Error: err.Error()}, exitError)
 	}
 	return printReply(stdout, callReply{Success: true, Result: res.JSON, Display: res.Display}, exitOK)
+}
+
+// printDisplay is call --display: the display text as the client shows it
+// to a person, or the error on stderr.
+func printDisplay(stdout, stderr io.Writer, r callReply, code int) int {
+	if !r.Success {
+		fmt.Fprintf(stderr, "mcpp-chat call: %s\n", text.Clean(r.Error))
+		return code
+	}
+	if _, err := fmt.Fprintln(stdout, strings.TrimRight(r.Display, "\n")); err != nil {
+		return exitError
+	}
+	return code
 }
 
 // readArgs reads the arguments from stdin, at most tools.MaxLineBytes (a

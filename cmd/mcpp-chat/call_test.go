@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 func isolatedEnv(t *testing.T) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "repo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{
 		"MCPP_CHAT_DB":        filepath.Join(dir, "data", "chat.db"),
 		"MCPP_CHAT_HOME":      filepath.Join(dir, "module"),
@@ -59,11 +63,11 @@ func TestCallReadsBoundedArgumentsFromStdin(t *testing.T) {
 }
 
 // Every command's --help prints its usage once, on stdout; a wrong flag
-// prints it once, on stderr.
+// is one sentence on stderr that names --help, not the usage.
 func TestHelpPrintsTheUsageOnce(t *testing.T) {
 	env := isolatedEnv(t)
 	getenv := func(k string) string { return env[k] }
-	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo"} {
+	for _, cmd := range []string{"serve", "call", "watch", "doctor", "info", "setup", "demo", "migrate", "version"} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), []string{cmd, "--help"}, getenv, strings.NewReader(""), &out, &errb); code != exitOK {
 			t.Errorf("%s --help: exit %d", cmd, code)
@@ -76,8 +80,78 @@ func TestHelpPrintsTheUsageOnce(t *testing.T) {
 		if code := run(context.Background(), []string{cmd, "--no-such-flag"}, getenv, strings.NewReader(""), &out, &errb); code != exitUsage {
 			t.Errorf("%s --no-such-flag: exit %d", cmd, code)
 		}
-		if n := strings.Count(errb.String(), "Usage: mcpp-chat "+cmd); n != 1 || out.Len() != 0 {
-			t.Errorf("%s --no-such-flag: usage %d times on stderr, stdout %q", cmd, n, out.String())
+		if want := "mcpp-chat " + cmd + ": there is no flag --no-such-flag — mcpp-chat " + cmd + " --help says what each flag takes\n"; errb.String() != want || out.Len() != 0 {
+			t.Errorf("%s --no-such-flag: stderr %q, stdout %q; want stderr %q", cmd, errb.String(), out.String(), want)
 		}
+	}
+}
+
+// A flag's wrong value says what the flag takes, not the flag package's
+// "parse error" and the whole usage.
+func TestAWrongFlagValueSaysWhatItTakes(t *testing.T) {
+	env := isolatedEnv(t)
+	for args, want := range map[string]string{
+		"log --since abc":  `mcpp-chat log: --since SEQ takes a whole number, not "abc" — mcpp-chat log --help says what each flag takes`,
+		"log --since":      `mcpp-chat log: --since SEQ needs a value, a whole number — mcpp-chat log --help says what each flag takes`,
+		"search --limit x": `mcpp-chat search: --limit N takes a whole number, not "x" — mcpp-chat search --help says what each flag takes`,
+	} {
+		code, out, errs := cli(t, env, strings.Fields(args)...)
+		if code != exitUsage || out != "" || errs != want+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
+		}
+	}
+}
+
+// A --workspace that names no folder is refused, and nothing is written:
+// a typo would otherwise make a party for a folder no session works in.
+func TestCallRefusesAWorkspaceThatDoesNotExist(t *testing.T) {
+	env := isolatedEnv(t)
+	nowhere := filepath.Join(filepath.Dir(env["MCPP_CHAT_WORKSPACE"]), "src", "nowhere")
+	code, out, _ := cli(t, env, "call", "--workspace", nowhere, "chat_whoami")
+	var r callReply
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not one JSON answer (%v): %q", err, out)
+	}
+	if code != exitError || r.Success || !strings.Contains(r.Error, "the folder "+nowhere+" (from --workspace) does not exist") {
+		t.Fatalf("exit %d, answer %+v", code, r)
+	}
+	if _, err := os.Stat(env["MCPP_CHAT_DB"]); !os.IsNotExist(err) {
+		t.Errorf("the refused call opened the database (%v)", err)
+	}
+	file := filepath.Join(env["MCPP_CHAT_WORKSPACE"], "notes.txt")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := cli(t, env, "call", "--workspace", file, "chat_whoami"); code != exitError || !strings.Contains(out, "is a file, not a folder") {
+		t.Errorf("a file as the workspace: exit %d, %s", code, out)
+	}
+}
+
+// call --display prints the answer as a person reads it: the display text,
+// unescaped, or the error on stderr.
+func TestCallDisplayPrintsWhatAPersonReads(t *testing.T) {
+	env := isolatedEnv(t)
+	code, out, errs := cli(t, env, "call", "--display", "chat_whoami")
+	if code != exitOK || !strings.HasPrefix(out, "**You are repo** — the repository at ") || strings.Contains(out, `\n`) || errs != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = cli(t, env, "call", "--display", "chat_say", `{"text": "hello"}`)
+	if code != exitError || out != "" || !strings.HasPrefix(errs, "mcpp-chat call: you are not in any channel — ") {
+		t.Errorf("a refused call: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, _ := cli(t, env, "call", "--display", "--stream"); code != exitUsage {
+		t.Errorf("--display with --stream: exit %d, want a usage error", code)
+	}
+}
+
+// mcpp-chat hook --help describes mcpp-chat hook, not the hook binary; the
+// hook binary's own help is its own.
+func TestHookHelpNamesTheCommandRun(t *testing.T) {
+	code, out, _ := cli(t, isolatedEnv(t), "hook", "--help")
+	if code != exitOK || !strings.HasPrefix(out, "mcpp-chat hook — ") || !strings.Contains(out, "  mcpp-chat hook --event Stop --wait") || strings.Contains(out, "mcpp-chat-hook --event") {
+		t.Errorf("mcpp-chat hook --help: exit %d\n%s", code, out)
+	}
+	if code, out, _ := cli(t, isolatedEnv(t), "version", "--help"); code != exitOK || !strings.Contains(out, "Prints this mcpp-chat's version") {
+		t.Errorf("version --help: exit %d\n%s", code, out)
 	}
 }

@@ -81,6 +81,9 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "schema:      none yet — the first chat call makes it (or mcpp-chat migrate copies a database into it)\n")
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))
 		return code
+	case noChat && in.paths.Moved != "":
+		fmt.Fprintf(stdout, "schema:      no database at %s — the chat calls refuse to start a new one there (the warning above says why)\n", in.paths.DB)
+		return exitError
 	case noChat:
 		fmt.Fprintf(stdout, "schema:      no database at %s yet — the first chat call creates it%s\n", in.paths.DB, mistypedHint(getenv))
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(in.party.Name))

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 func runDoctor(t *testing.T, home string, args ...string) (code int, stdout string) {
@@ -51,7 +53,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 		{"ours, working", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       SessionStart, Stop, UserPromptSubmit in "},
 		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's"},
 		{"another install's hook", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB `+other+` --event Stop"`, 1), exitError, "runs " + other + ", not this install's " + hook},
-		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: mcpp-chat setup hooks --write"},
+		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: " + invocation(func(string) string { return "" }) + " setup hooks --write"},
 		{"twice", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"}, {"type": "command", "command": "MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "runs mcpp-chat's Stop hook 2 times"},
 		{"what setup hooks printed before its notes went to stderr", "# Claude Code hooks\n" + strings.Replace(stop, "%s", `"x"`, 1), exitError, "not valid JSON (line 1"},
 		{"wrong shape", `{"hooks": {"Stop": {"command": "x"}}}`, exitError, "hooks.Stop is not a list"},
@@ -140,7 +142,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.
 		"Codex (" + filepath.Join(home, ".codex", "config.toml") + "): its server opens the database " + filepath.Join(dir, "chat.db"),
-		"replace the [mcp_servers.bare] table with what `mcpp-chat setup codex` prints",
+		"replace the [mcp_servers.bare] table with what `" + invocation(func(string) string { return "" }) + " setup codex` prints",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
@@ -151,7 +153,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	if code, out := runDoctor(t, empty); code != exitOK || !strings.Contains(out, "registered:  nowhere") || !strings.Contains(out, "mcpp-chat setup claude") {
+	if code, out := runDoctor(t, empty); code != exitOK || !strings.Contains(out, "registered:  nowhere") || !strings.Contains(out, invocation(func(string) string { return "" })+" setup claude") {
 		t.Errorf("no registration: exit %d\n%s", code, out)
 	}
 }
@@ -211,6 +213,9 @@ func TestDoctorAndInfoWriteNothing(t *testing.T) {
 
 	// An existing database: every byte as it was.
 	env["MCPP_CHAT_DB"] = filepath.Join(dir, "data", "chat.db")
+	if err := os.Mkdir(env["MCPP_CHAT_WORKSPACE"], 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
 	if code := runCmd([]string{"call", "chat_whoami"}, env, &out, &errb); code != exitOK {
 		t.Fatalf("call: %s %s", out.String(), errb.String())
@@ -244,4 +249,54 @@ func dirDigest(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// doctor on a team store it cannot use says why, with the fix for that
+// cause: not "check that its server is running" for a missing database or
+// a wrong password.
+func TestDoctorSaysWhyTheTeamStoreIsOutOfReach(t *testing.T) {
+	const wrong = "Wr0ngPw"
+	for _, c := range []struct{ what, url, want string }{
+		{"a missing database", strings.Replace(pgtest.URL(t), "postgres:///", "postgres:///no_such_chat", 1), `has no database "no_such_chat`},
+		{"a wrong password", pgtest.PasswordURL(t, "Rt4pass") + "&password=" + wrong, "refused the password of user"},
+		{"no server", "postgres:///chat?host=" + filepath.Join(t.TempDir(), "none") + "&connect_timeout=2", "no PostgreSQL server answers at"},
+	} {
+		env := isolatedEnv(t)
+		env["MCPP_CHAT_STORE"] = c.url
+		code, out, _ := cli(t, env, "doctor")
+		if code != exitError || !strings.Contains(out, "reachable:   no — ") || !strings.Contains(out, c.want) || strings.Contains(out, wrong) {
+			t.Errorf("%s: exit %d, doctor says:\n%s", c.what, code, out)
+		}
+		if c.what != "no server" && strings.Contains(out, "server is running") {
+			t.Errorf("%s: doctor blames the server:\n%s", c.what, out)
+		}
+	}
+}
+
+// doctor's and setup's advice names a command that runs this binary from
+// here: mcpp-chat only when that name on PATH is it, else its path —
+// bin/mcpp-chat in a fresh clone, where no mcpp-chat is on PATH.
+func TestAdviceNamesACommandThatWorks(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "bin", "mcpp-chat")
+	writeFile(t, exe, "#!/bin/sh\n", 0o755)
+	old := executable
+	executable = func() (string, error) { return exe, nil }
+	t.Cleanup(func() { executable = old })
+	elsewhere := filepath.Join(t.TempDir(), "mcpp-chat")
+	writeFile(t, elsewhere, "#!/bin/sh\n", 0o755)
+	t.Chdir(dir)
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "bin"), "mcpp-chat"},
+		{"", "bin/mcpp-chat"},
+		{filepath.Dir(elsewhere) + ":" + filepath.Join(dir, "bin"), "bin/mcpp-chat"}, // the name runs another one
+	} {
+		if got := invocation(func(k string) string { return map[string]string{"PATH": c.path}[k] }); got != c.want {
+			t.Errorf("PATH=%q: %q, want %q", c.path, got, c.want)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if got := invocation(func(string) string { return "" }); got != exe {
+		t.Errorf("outside the checkout: %q, want %q", got, exe)
+	}
 }

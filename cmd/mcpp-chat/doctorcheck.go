@@ -118,13 +118,45 @@ func checkPermissions(w io.Writer, paths config.Paths, exe, hook string) bool {
 	return ok
 }
 
-// checkCheckout warns when this binary was built in a checkout that is gone:
-// it then uses another database than that checkout's bin/ did.
+// checkCheckout warns when this binary was built in a checkout that is gone
+// and nothing else names the chat: it then uses another database than that
+// checkout's bin/ did.
 func checkCheckout(w io.Writer, paths config.Paths) bool {
-	if config.BuildCheckout == "" || paths.ModuleDir == config.BuildCheckout || fileExists(filepath.Join(config.BuildCheckout, "module.yaml")) {
+	if paths.Moved == "" {
 		return true
 	}
-	fmt.Fprintf(w, "warning:     this binary was built in %s, which holds no checkout any more, so it uses %s — set MCPP_CHAT_HOME=%s to keep the old chat, or rebuild and install from the checkout's new place\n",
-		config.BuildCheckout, paths.DB, config.BuildCheckout)
+	fmt.Fprintf(w, "warning:     %s\n", paths.MovedChat())
 	return false
+}
+
+// invocation is how the person runs this binary from the shell they are
+// in, for advice that names a command: mcpp-chat when that name on PATH is
+// this binary, else its path — bin/mcpp-chat in the checkout, where a
+// fresh clone has no mcpp-chat on PATH.
+func invocation(getenv func(string) string) string {
+	exe, _ := thisInstall()
+	if exe == "" {
+		return "mcpp-chat"
+	}
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			continue
+		}
+		found := filepath.Join(dir, "mcpp-chat")
+		if real, err := filepath.EvalSymlinks(found); err == nil {
+			if real == exe {
+				return "mcpp-chat"
+			}
+			break // the name runs another mcpp-chat
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, exe); err == nil && !strings.HasPrefix(rel, "..") {
+			if !strings.Contains(rel, string(filepath.Separator)) {
+				rel = "." + string(filepath.Separator) + rel
+			}
+			return shellQuote(rel)
+		}
+	}
+	return shellQuote(exe)
 }

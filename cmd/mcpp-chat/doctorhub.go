@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/hook"
+	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
@@ -35,7 +38,7 @@ func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
 	look, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.Health(look); err != nil {
-		fmt.Fprintf(stdout, "reachable:   no — %v\n", err)
+		fmt.Fprintf(stdout, "reachable:   no — %s\n", hubUnreachable(c.Where(), in.paths.Hub, err))
 		fmt.Fprintf(stdout, "party:       %s (as it would act)\n", text.Clean(in.party.Name))
 		return false
 	}
@@ -65,6 +68,20 @@ func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
 		fmt.Fprintf(stdout, "hook cache:  none fresh — no serve of %s runs here now; the hook asks the hub itself (within %v)\n", text.Clean(in.party.Name), hubHookBudget)
 	}
 	return ok
+}
+
+// hubUnreachable is why the hub did not answer, for doctor: the client's
+// sentence says to run doctor, which is running.
+func hubUnreachable(where, hubFile string, err error) string {
+	if !errors.Is(err, hub.ErrUnreachable) {
+		return err.Error()
+	}
+	why := "nothing answers there"
+	var op *net.OpError
+	if errors.As(err, &op) {
+		why = op.Err.Error()
+	}
+	return fmt.Sprintf("the team hub at %s does not answer (%s) — check that mcpp-chat hub serve runs there, and that this is its address (%s holds it; mcpp-chat connect URL --token TOKEN saves another)", where, why, hubFile)
 }
 
 // days is a long duration in days, a short one as it is.

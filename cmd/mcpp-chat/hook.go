@@ -15,7 +15,7 @@ import (
 func hookCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	exe, _ := os.Executable()
 	return hook.Command(ctx, args, version, hook.Options{
-		Env: getenv, Exe: exe, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Name: "mcpp-chat hook", Env: getenv, Exe: exe, Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		TeamStore:   store.OpenReadOnlyPostgres,
 		TeamChanges: func(url string) hook.Changes { return listen.New(url) },
 		TeamHub:     hookHubPending(getenv),

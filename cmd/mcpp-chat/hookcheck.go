@@ -38,7 +38,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	data, err := config.ReadSmallFile(file, maxSettingsBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
-		fmt.Fprintf(w, "hooks:       none (no %s) — run: mcpp-chat setup hooks --write\n", file)
+		fmt.Fprintf(w, "hooks:       none (no %s) — run: %s setup hooks --write\n", file, invocation(want.env))
 		return true
 	case err != nil:
 		fmt.Fprintf(w, "warning:     cannot read %s: %v\n", file, err)
@@ -69,17 +69,17 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 		}
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: mcpp-chat setup hooks --write\n", file)
+		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: %s setup hooks --write\n", file, invocation(want.env))
 		return ok
 	}
 	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(names, ", "), file)
 	for _, ev := range hookEvents {
 		switch n := perEvent[ev]; {
 		case n == 0:
-			fmt.Fprintf(w, "warning:     %s has no mcpp-chat %s hook — run: mcpp-chat setup hooks --write\n", file, ev)
+			fmt.Fprintf(w, "warning:     %s has no mcpp-chat %s hook — run: %s setup hooks --write\n", file, ev, invocation(want.env))
 			ok = false
 		case n > 1:
-			fmt.Fprintf(w, "warning:     %s runs mcpp-chat's %s hook %d times — run: mcpp-chat setup hooks --write (it keeps one)\n", file, ev, n)
+			fmt.Fprintf(w, "warning:     %s runs mcpp-chat's %s hook %d times — run: %s setup hooks --write (it keeps one)\n", file, ev, n, invocation(want.env))
 			ok = false
 		}
 	}
@@ -89,7 +89,8 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 // hookProblems says why one of our hook commands would not run this
 // install's hook on its database.
 func hookProblems(h hookLine, want hookWant) []string {
-	if problem := runnable(h.prog); problem != "" {
+	me := invocation(want.env)
+	if problem := runnable(h.prog, me); problem != "" {
 		return []string{problem}
 	}
 	if strings.ContainsAny(h.prog, "$`") || !strings.Contains(h.prog, "/") || want.hook == "" {
@@ -97,29 +98,30 @@ func hookProblems(h hookLine, want hookWant) []string {
 	}
 	var out []string
 	if !sameFile(h.prog, want.hook) {
-		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: mcpp-chat setup hooks --write", h.prog, want.hook))
+		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: %s setup hooks --write", h.prog, want.hook, me))
 	}
 	if db := effectiveDB(h.prog, h.env, want.env); db != "" && db != want.db {
-		out = append(out, fmt.Sprintf("reads the database %s, not this install's %s — run: mcpp-chat setup hooks --write (it gives the hook this database)", db, want.db))
+		out = append(out, fmt.Sprintf("reads the database %s, not this install's %s — run: %s setup hooks --write (it gives the hook this database)", db, want.db, me))
 	}
 	return out
 }
 
-// runnable says why the hook program would not run, or "".
-func runnable(prog string) string {
+// runnable says why the hook program would not run, or ""; me is how
+// the person runs this binary (invocation).
+func runnable(prog, me string) string {
 	if strings.ContainsAny(prog, "$`") {
 		return "" // a variable Claude Code's shell expands: cannot be checked here
 	}
 	if !strings.Contains(prog, "/") {
 		if _, err := exec.LookPath(prog); err != nil {
-			return prog + " is not on PATH — give its absolute path (mcpp-chat setup hooks --write does)"
+			return prog + " is not on PATH — give its absolute path (" + me + " setup hooks --write does)"
 		}
 		return ""
 	}
 	info, err := os.Stat(prog)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("%s is missing — run make build in the checkout, or mcpp-chat setup hooks --write to point the hooks at this install", prog)
+		return fmt.Sprintf("%s is missing — run make build in the checkout, or %s setup hooks --write to point the hooks at this install", prog, me)
 	case info.IsDir() || info.Mode().Perm()&0o111 == 0:
 		return fmt.Sprintf("%s is not an executable file — run: chmod +x %s", prog, shellQuote(prog))
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -151,6 +152,7 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := srv.Serve(ctx, ln, tlsConf); err != nil {
 		return fail(err)
 	}
+	fmt.Fprintf(stdout, "mcpp-chat hub: stopped; %s://%s/mcp serves no more (the store keeps everything)\n", scheme, ln.Addr())
 	return exitOK
 }
 
@@ -252,19 +254,23 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 		Changes: changes, Log: log, Version: version}, closeAll, nil
 }
 
-const hubTokenSynopsis = `hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL] [--store URL]
+const hubTokenSynopsis = `hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL] [--store URL] [--new-party]
 
 Makes a token for the named parties and prints it on a line of its own,
 then the command a member machine runs. The token is shown only now: the
-store keeps only its hash.`
+store keeps only its hash. A party the store does not have yet is refused
+(a typo would make a party nobody is), unless --new-party says it is new:
+its first call then makes it.`
 
 func hubToken(ctx context.Context, sub string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flags("hub token "+sub, hubTokenSynopsis, stderr)
 	storeURL := fs.String("store", "", "the team store: postgres://… or sqlite:PATH (default: $MCPP_CHAT_STORE)")
 	var parties multiFlag
 	label, ttl, hubURL := new(string), new(string), new(string)
+	newParty := new(bool)
 	if sub == "issue" {
 		fs.Var(&parties, "party", "a party the token acts for (repeat for several)")
+		newParty = fs.Bool("new-party", false, "a --party the store does not have yet is new, not a typo: its first call makes it")
 		label = fs.String("label", "", "who or what holds it, e.g. alice-laptop or ci")
 		ttl = fs.String("ttl", "90d", "how long it is valid: 90d, 12h, 30m")
 		hubURL = fs.String("url", getenv("MCPP_CHAT_HUB_URL"), "the hub's public address, for the connect line (default: $MCPP_CHAT_HUB_URL)")
@@ -311,11 +317,23 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 	if err != nil {
 		return fail(exitError, err)
 	}
+	if sub == "issue" && !*newParty && !config.IsPostgres(url) && !fileExists(strings.TrimPrefix(url, "sqlite:")) {
+		return fail(exitError, unknownParties(parties, nil)) // no store yet: nothing to make for a typo
+	}
 	db, err := openHubStore(ctx, url, storeOptions(in.cfg))
 	if err != nil {
 		return fail(exitError, err)
 	}
 	defer db.Close()
+	if sub == "issue" && !*newParty {
+		known, err := db.Parties(ctx)
+		if err != nil {
+			return fail(exitError, err)
+		}
+		if err := unknownParties(parties, known); err != nil {
+			return fail(exitError, err)
+		}
+	}
 	tokens, err := db.Tokens(ctx)
 	if err != nil {
 		return fail(exitError, err)
@@ -402,6 +420,55 @@ func checkTokenParties(parties []string) error {
 		}
 	}
 	return nil
+}
+
+// unknownParties refuses a token for parties the store does not have: most
+// likely a typo, whose token would make a party nobody works in. It names
+// the nearest known name, and the flag for a party that is new.
+func unknownParties(named []string, known []store.PartyRecord) error {
+	var missing []string
+	for _, n := range named {
+		if !slices.ContainsFunc(known, func(p store.PartyRecord) bool { return p.Name == n }) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hint := ""
+	for _, p := range known {
+		if editDistance(p.Name, missing[0]) <= 2 {
+			hint = fmt.Sprintf(" (did you mean %s?)", p.Name)
+			break
+		}
+	}
+	what := "no party " + strings.Join(missing, ", ")
+	if len(known) == 0 {
+		what += " (the store has no parties yet)"
+	}
+	return fmt.Errorf("%s%s — check the spelling: a session's party is its repository's folder name; if the party is new, add --new-party (its first call makes it)", what, hint)
+}
+
+// editDistance is the number of letters to insert, delete or change to
+// turn a into b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // multiFlag is a flag given any number of times.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/hub"
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 func TestHubListenRules(t *testing.T) {
@@ -94,7 +95,7 @@ func TestHubTokenCommands(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Fatal("refused commands made the store")
 	}
-	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "mesh-gw", "--label", "alice-laptop", "--ttl", "2w", "--url", "https://chat.example")
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "mesh-gw", "--label", "alice-laptop", "--ttl", "2w", "--url", "https://chat.example", "--new-party")
 	if code != exitOK {
 		t.Fatalf("issue: %d %s", code, errs)
 	}
@@ -115,6 +116,44 @@ func TestHubTokenCommands(t *testing.T) {
 	}
 	if code, _, errs = cli(t, env, "hub", "token", "revoke", "nobody"); code != exitError || !strings.Contains(errs, "hub token list") {
 		t.Fatalf("revoking an unknown token: %d %s", code, errs)
+	}
+}
+
+// A token for a party the store does not have is refused — a typo would
+// make a party nobody works in — naming the nearest party and --new-party;
+// nothing is written, not even a store.
+func TestHubTokenForAnUnknownPartyIsRefused(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "hub.db")
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + db}
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "x")
+	if code != exitError || out != "" || !strings.Contains(errs, "no party node-dash (the store has no parties yet)") || !strings.Contains(errs, "add --new-party") {
+		t.Errorf("a store without parties: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("the refused issue made the store")
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Register(context.Background(), store.Identity{Name: "node-dash", Workspace: "/srv/node-dash"})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli(t, env, "hub", "token", "issue", "--party", "node-dsah", "--label", "x")
+	if code != exitError || out != "" || !strings.Contains(errs, "no party node-dsah (did you mean node-dash?) — check the spelling") {
+		t.Errorf("a typo: exit %d\n%s%s", code, out, errs)
+	}
+	if _, list, _ := cli(t, env, "hub", "token", "list"); strings.Contains(list, "x ") {
+		t.Errorf("a refused issue made a token:\n%s", list)
+	}
+	if code, _, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "x"); code != exitOK {
+		t.Errorf("a known party: exit %d %s", code, errs)
+	}
+	if code, _, errs := cli(t, env, "hub", "token", "issue", "--party", "mesh-gw", "--label", "y", "--new-party"); code != exitOK {
+		t.Errorf("a new party with --new-party: exit %d %s", code, errs)
 	}
 }
 
@@ -172,7 +211,7 @@ func TestConnectMakesAMember(t *testing.T) {
 	hubHome := t.TempDir()
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
-	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop")
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
 	token := strings.SplitN(out, "\n", 2)[0]
 
 	lap := t.TempDir()
@@ -281,7 +320,7 @@ func TestMemberWatchShowsOnlyItsChannels(t *testing.T) {
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
 	token := func(party string) string {
-		_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", party, "--label", party)
+		_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", party, "--label", party, "--new-party")
 		return strings.SplitN(out, "\n", 2)[0]
 	}
 	member := func(party string) *hub.Client {
@@ -384,5 +423,76 @@ func TestFitConnsKeepsToHalfTheFileLimit(t *testing.T) {
 		if got := fitConns(c.want, c.files, log); got != c.fit {
 			t.Errorf("fitConns(%d, %d) = %d, want %d", c.want, c.files, got, c.fit)
 		}
+	}
+}
+
+// hub serve and ui say so when they stop: the person sees the service end.
+func TestHubAndUISayTheyStopped(t *testing.T) {
+	env := isolatedEnv(t)
+	env["MCPP_CHAT_STORE"] = "sqlite:" + env["MCPP_CHAT_DB"]
+	if code, out, _ := cli(t, env, "call", "chat_whoami"); code != exitOK {
+		t.Fatalf("call: %s", out)
+	}
+	for args, want := range map[string]string{
+		"hub serve --listen 127.0.0.1:0": "mcpp-chat hub: stopped; http://127.0.0.1:",
+		"ui --listen 127.0.0.1:0":        "mcpp-chat ui: stopped",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &syncBuffer{}
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, strings.Fields(args), func(k string) string { return env[k] }, strings.NewReader(""), out, io.Discard)
+		}()
+		for end := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "http://"); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s did not start: %q", args, out.String())
+			}
+		}
+		cancel()
+		select {
+		case code := <-done:
+			if last := strings.TrimSpace(out.String()[strings.LastIndex(strings.TrimSpace(out.String()), "\n")+1:]); code != exitOK || !strings.HasPrefix(last, want) {
+				t.Errorf("%s: exit %d, last line %q, want %q…", args, code, last, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s did not stop", args)
+		}
+	}
+}
+
+// doctor on a member whose hub is down says what to check there, not to
+// run doctor.
+func TestDoctorOnAMemberWhoseHubIsDown(t *testing.T) {
+	hubHome := t.TempDir()
+	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
+	token := strings.SplitN(out, "\n", 2)[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	banner := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"hub", "serve", "--listen", "127.0.0.1:0"}, func(k string) string { return hubEnv[k] }, strings.NewReader(""), banner, io.Discard)
+	}()
+	var url string
+	for end := time.Now().Add(30 * time.Second); url == ""; time.Sleep(10 * time.Millisecond) {
+		if m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(end) {
+			t.Fatalf("hub serve said %q", banner.String())
+		}
+	}
+	lap := t.TempDir()
+	repo := filepath.Join(lap, "node-dash")
+	os.MkdirAll(repo, 0o700)
+	env := map[string]string{"HOME": lap, "MCPP_CHAT_HOME": filepath.Join(lap, "home"), "MCPP_CHAT_WORKSPACE": repo}
+	if code, out, errs := cli(t, env, "connect", url, "--token", token); code != exitOK {
+		t.Fatalf("connect: %d %s %s", code, out, errs)
+	}
+	cancel()
+	<-done
+	code, doc, _ := cli(t, env, "doctor")
+	if code != exitError || !strings.Contains(doc, "reachable:   no — the team hub at "+url+" does not answer (") ||
+		!strings.Contains(doc, "check that mcpp-chat hub serve runs there") || strings.Contains(doc, "mcpp-chat doctor") {
+		t.Errorf("doctor with the hub down: exit %d\n%s", code, doc)
 	}
 }

@@ -141,6 +141,9 @@ func probe(ctx context.Context, in install) (infoDatabase, infoIdentity) {
 		return infoDatabase{OK: true, Note: "this machine is a member of the team hub " + in.where() + ": every call goes there, as " + in.party.Name + " (mcpp-chat doctor checks the line)"}, id
 	}
 	db, err := store.OpenReadOnly(ctx, in.paths.DB)
+	if errors.Is(err, store.ErrNoDatabase) && in.paths.Moved != "" {
+		return infoDatabase{Error: in.paths.MovedChat()}, id // the chat calls refuse to start a new one
+	}
 	if errors.Is(err, store.ErrNoDatabase) {
 		id.Note += " Not on the chat yet: its first chat call registers it."
 		return infoDatabase{OK: true, Note: "no database at " + in.paths.DB + " yet — the first chat call creates it" + mistypedHint(in.env)}, id

@@ -47,8 +47,9 @@ const usage = `mcpp-chat — a chat and Q&A channel between coding sessions in d
 
 Usage:
   mcpp-chat serve                      MCP server over stdio (register it with your client)
-  mcpp-chat call [--workspace DIR] TOOL [ARGS_JSON | -]
-                                       run one tool; prints {"success", "result", "display"}
+  mcpp-chat call [--workspace DIR] [--display] TOOL [ARGS_JSON | -]
+                                       run one tool; prints {"success", "result", "display"},
+                                       or with --display the answer as a person reads it
   mcpp-chat call [--workspace DIR] --stream
                                        run calls read from stdin, one JSON line each, and
                                        print each reply with its id (the mcpp bridge's worker)
@@ -134,12 +135,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "demo":
 		return demo(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
-		return exitOK
+		return versionCmd(rest, stdout, stderr)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpp-chat: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
+}
+
+// versionCmd prints the version; --help says what it prints.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("version", "version\n\nPrints this mcpp-chat's version: the git commit it was built from (with -dirty\nfor uncommitted changes), or dev for a build outside make.", stderr)
+	if code, done := parse(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "mcpp-chat %s\n", version)
+	return exitOK
 }

@@ -91,7 +91,7 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 	if after, err := locate(getenv, *workspace); err == nil && !after.onHub() {
 		fmt.Fprintf(stdout, "\nnote: in this shell the store is still %s (MCPP_CHAT_STORE or MCPP_CHAT_DB wins over the hub) — unset it where sessions should use the hub\n", after.where())
 	}
-	fmt.Fprintln(stdout, "\nserve, call, watch and the hook on this machine now use the hub; register the server once if you have not: mcpp-chat setup claude (or codex)")
+	fmt.Fprintf(stdout, "\nserve, call, watch and the hook on this machine now use the hub; register the server once if you have not: %s setup claude (or codex)\n", invocation(getenv))
 	return exitOK
 }
 

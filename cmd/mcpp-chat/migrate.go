@@ -10,7 +10,14 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
-const migrateSynopsis = "migrate --to postgres://… [--from sqlite:PATH]"
+const migrateSynopsis = `migrate --to postgres://… [--from sqlite:PATH]
+
+Copies this install's chat database (or PATH) into an empty team store on
+PostgreSQL, for sessions on several machines to share: every party,
+channel, message, item and read position, keeping their ids, numbers and
+times, in one transaction — a copy that fails leaves the store as it was.
+The database is only read. A store that already holds a chat is refused.
+Then point every session at the store (MCPP_CHAT_STORE or storage.url).`
 
 // migrate copies a single-host database into an empty team store. The
 // source is only read; the target gets everything in one transaction or

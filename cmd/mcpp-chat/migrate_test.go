@@ -36,8 +36,17 @@ func TestMigrateCopesWithNUL(t *testing.T) {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.HasPrefix(lines[0], "copied 2 parties, 1 channels, 2 channel_parties, 1 messages") ||
+	// In words, singular for one: not the tables' names.
+	if !strings.HasPrefix(lines[0], "copied 2 parties, 1 channel, 2 seats in channels, 1 message, 0 consumers of items, 1 read position from ") ||
 		lines[1] != "replaced NUL characters (U+0000) and bytes that are not UTF-8, which PostgreSQL cannot store, with U+FFFD (�) in 1 text field" {
 		t.Errorf("migrate said:\n%s", out)
+	}
+}
+
+// migrate --help says what it does, not only its flags.
+func TestMigrateHelpSaysWhatItDoes(t *testing.T) {
+	code, out, _ := cli(t, isolatedEnv(t), "migrate", "--help")
+	if code != exitOK || !strings.Contains(out, "Copies this install's chat database") || !strings.Contains(out, "A store that already holds a chat is refused") {
+		t.Errorf("migrate --help: exit %d\n%s", code, out)
 	}
 }

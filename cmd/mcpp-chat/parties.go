@@ -110,7 +110,7 @@ func partiesList(ctx context.Context, args []string, getenv func(string) string,
 	if _, code, done := partiesFlags(fs, args, stdout, 0, "no words after list"); done {
 		return code
 	}
-	db, _, ok := openExisting(ctx, getenv, stderr)
+	db, in, ok := openExisting(ctx, getenv, stderr)
 	if !ok {
 		return exitError
 	}
@@ -136,16 +136,22 @@ func partiesList(ctx context.Context, args []string, getenv func(string) string,
 		return exitOK
 	}
 	for _, p := range out {
-		printParty(stdout, p, time.Now())
+		printParty(stdout, p, in.onPostgres(), time.Now())
 	}
 	return exitOK
 }
 
 // printParty writes a party's line and, indented, what ties it to the
 // chat. Names and folders come from other sessions: cleaned for a terminal.
-func printParty(w io.Writer, p partyFolder, now time.Time) {
+// On a team store a folder missing here is most likely another machine's,
+// and a hub's party has no folder at all (team:NAME): neither is "moved".
+func printParty(w io.Writer, p partyFolder, team bool, now time.Time) {
 	gone := ""
-	if !p.FolderExists {
+	switch {
+	case p.FolderExists || strings.HasPrefix(p.Workspace, store.TeamWorkspace("")):
+	case team:
+		gone = "  (not a folder on this machine)"
+	default:
 		gone = "  (no such folder here: moved? mcpp-chat parties move)"
 	}
 	fmt.Fprintf(w, "%s  last active %s  %s%s\n", text.OneLine(p.Name, 80), ago(p.LastSeen, now), text.OneLine(p.Workspace, 300), gone)
@@ -155,7 +161,7 @@ func printParty(w io.Writer, p partyFolder, now time.Time) {
 	}
 	facts = append(facts, "wrote "+text.Count(p.Wrote, "message"))
 	if len(p.Owes) > 0 {
-		facts = append(facts, "waited on for "+text.OneLine(strings.Join(p.Owes, "; "), 500))
+		facts = append(facts, "owes "+text.OneLine(strings.Join(p.Owes, "; "), 500))
 	}
 	fmt.Fprintf(w, "    %s\n", strings.Join(facts, "; "))
 }
@@ -239,7 +245,7 @@ func partiesForget(ctx context.Context, args []string, getenv func(string) strin
 	}
 	fmt.Fprintf(stdout, "forgot %s (%s): it left %s\n", res.Name, text.OneLine(res.Workspace, 300), text.Count(res.Seats, "seat"))
 	for _, item := range res.Released {
-		fmt.Fprintf(stdout, "no longer waits on it: %s\n", text.OneLine(item, 300))
+		fmt.Fprintf(stdout, "no longer owed: %s\n", text.OneLine(item, 300))
 	}
 	fmt.Fprintln(stdout, "a session in that folder becomes a new party at its next call")
 	return exitOK

@@ -246,7 +246,8 @@ func checkRegistrations(w io.Writer, in install, exe string, getenv func(string)
 		looked = append(looked, codexFile)
 	}
 	if len(found) == 0 {
-		fmt.Fprintf(w, "registered:  nowhere (looked in %s) — to connect Claude Code run the line `mcpp-chat setup claude` prints; for Codex, `mcpp-chat setup codex`\n", strings.Join(looked, ", "))
+		me := invocation(getenv)
+		fmt.Fprintf(w, "registered:  nowhere (looked in %s) — to connect Claude Code run the line `%s setup claude` prints; for Codex, `%s setup codex`\n", strings.Join(looked, ", "), me, me)
 		return true
 	}
 	ok := true
@@ -263,11 +264,12 @@ func checkRegistrations(w io.Writer, in install, exe string, getenv func(string)
 // problems lists what is wrong with a registration, each with its fix.
 func (r registration) problems(in install, exe string, getenv func(string) string) []string {
 	var out []string
-	fix := "run `mcpp-chat setup claude` and replace the entry with what it prints"
+	me := invocation(getenv)
+	fix := "run `" + me + " setup claude` and replace the entry with what it prints"
 	if r.onlyItsEnv {
-		fix = "replace the [mcp_servers." + r.name + "] table with what `mcpp-chat setup codex` prints"
+		fix = "replace the [mcp_servers." + r.name + "] table with what `" + me + " setup codex` prints"
 	}
-	if problem := runnable(r.command); problem != "" {
+	if problem := runnable(r.command, me); problem != "" {
 		return append(out, fmt.Sprintf("%s: the server %s — %s", r.where, problem, fix))
 	}
 	if !sameFile(r.command, exe) {

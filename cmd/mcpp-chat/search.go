@@ -73,16 +73,13 @@ func runSearch(ctx context.Context, getenv func(string) string, a store.SearchAr
 // with where it is, what it is and its passage.
 func renderHits(res store.SearchResult, a store.SearchArgs, st transcript.Style) string {
 	var b strings.Builder
+	// The query as typed, quotes and all: %q would escape them.
 	query := safe.OneLine(a.Query, 200)
 	if res.Total == 0 {
-		fmt.Fprintf(&b, "Nothing matches %q.\n", query)
+		fmt.Fprintf(&b, "Nothing matches: %s\n", query)
 		return b.String()
 	}
-	hits := "hits"
-	if res.Total == 1 {
-		hits = "hit"
-	}
-	fmt.Fprintf(&b, "%d %s for %q, best first:\n", res.Total, hits, query)
+	fmt.Fprintf(&b, "%s, best first, for: %s\n", safe.Count(res.Total, "hit"), query)
 	for _, h := range res.Hits {
 		b.WriteString("\n" + hitLine(h, st) + "\n    " + marked(h.Snippet, st) + "\n")
 	}
@@ -109,10 +106,11 @@ func hitLine(h store.Hit, st transcript.Style) string {
 	return line
 }
 
-// marked renders a search snippet's matched words: bold on a terminal,
-// between asterisks in plain text.
+// marked renders a search snippet: its matched words bold on a terminal;
+// in plain text (a pipe, a file) the words alone — a mark could fall
+// inside a word (FRAME_AUX is two to the index) and would read as text.
 func marked(snippet string, s transcript.Style) string {
-	open, shut := "*", "*"
+	open, shut := "", ""
 	if s.Color {
 		open, shut = "\x1b[1;33m", "\x1b[0m"
 	}

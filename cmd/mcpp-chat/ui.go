@@ -50,6 +50,7 @@ func uiCmd(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "mcpp-chat ui: %v\n", err)
 		return exitError
 	}
+	fmt.Fprintln(stdout, "mcpp-chat ui: stopped")
 	return exitOK
 }
 
@@ -92,7 +93,7 @@ func runUI(ctx context.Context, getenv func(string) string, listen string, hosts
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (%v) — pick another port with --listen 127.0.0.1:PORT, or 127.0.0.1:0 for any free one", listen, err)
 	}
-	srv, err := web.New(r, web.Options{Changes: w, Listen: ln.Addr().String(), Hosts: hosts})
+	srv, err := web.New(r, web.Options{Changes: w, Listen: ln.Addr().String(), Hosts: hosts, Home: getenv("HOME")})
 	if err != nil {
 		ln.Close()
 		return err

@@ -219,6 +219,11 @@ type Paths struct {
 	Backups string
 	// Hub is where connect saves a member machine's hub (hub.json).
 	Hub string
+	// Moved is the checkout this binary was built in, when that folder
+	// holds no checkout any more and nothing else (MCPP_CHAT_HOME,
+	// MCPP_CHAT_DB, MCPP_CHAT_STORE, a config, a hub) names the chat: DB is
+	// then the data folder's, not the one the binary used so far.
+	Moved string
 }
 
 // Env reads environment variables; tests pass a map's lookup.
@@ -230,7 +235,8 @@ type Env func(string) string
 // locates a checkout's module dir).
 func Resolve(env Env, exe string) (Paths, Config, error) {
 	var p Paths
-	p.ModuleDir = moduleDir(env, exe)
+	var lost string
+	p.ModuleDir, lost = moduleDir(env, exe)
 	p.Config = env("MCPP_CHAT_CONFIG")
 	if p.Config == "" {
 		p.Config = filepath.Join(p.ModuleDir, "config.yaml")
@@ -299,7 +305,24 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 		}
 	}
 	p.Backups = filepath.Join(dbDir, ".backups")
+	if lost != "" && env("MCPP_CHAT_DB") == "" && env("MCPP_CHAT_STORE") == "" && cfg.Storage.URL == "" && cfg.Storage.DBPath == "" &&
+		p.Store == "sqlite:"+filepath.Join(p.ModuleDir, "chat.db") {
+		p.Moved = lost
+	}
 	return p, cfg, nil
+}
+
+// MovedChat says, for a binary whose checkout is gone (Paths.Moved), where
+// its chat was and how to point at it again.
+func (p Paths) MovedChat() string {
+	now := "would now start an empty one in " + p.DB
+	if isFile(p.DB) {
+		now = "and it uses " + p.DB + " instead"
+	}
+	return fmt.Sprintf("this binary was built in %s, which holds no checkout any more: the chat it used was %s, %s — "+
+		"if you moved the checkout, point at it: set MCPP_CHAT_HOME to its new folder (or MCPP_CHAT_DB to the chat.db there), "+
+		"or write storage.db_path: <its new folder>/chat.db into %s, or run make install in it again",
+		p.Moved, filepath.Join(p.Moved, "chat.db"), now, p.Config)
 }
 
 // ownDB is the install's database file when no variable names one.
@@ -327,10 +350,11 @@ var BuildCheckout string
 
 // moduleDir: MCPP_CHAT_HOME › the folder holding module.yaml at or above the
 // executable's folder (a checkout's bin/) › the checkout the binary was
-// built in, while it still holds module.yaml › $XDG_DATA_HOME/mcpp-chat.
-func moduleDir(env Env, exe string) string {
+// built in, while it still holds module.yaml › $XDG_DATA_HOME/mcpp-chat;
+// lost is the recorded checkout when it was passed over for being gone.
+func moduleDir(env Env, exe string) (dir, lost string) {
 	if home := env("MCPP_CHAT_HOME"); home != "" {
-		return absClean(home)
+		return absClean(home), ""
 	}
 	if exe != "" {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
@@ -338,17 +362,20 @@ func moduleDir(env Env, exe string) string {
 		}
 		for dir := filepath.Dir(exe); ; dir = filepath.Dir(dir) {
 			if isFile(filepath.Join(dir, "module.yaml")) {
-				return dir
+				return dir, ""
 			}
 			if dir == filepath.Dir(dir) {
 				break
 			}
 		}
 	}
-	if BuildCheckout != "" && isFile(filepath.Join(BuildCheckout, "module.yaml")) {
-		return BuildCheckout
+	if BuildCheckout == "" {
+		return DataDir(env), ""
 	}
-	return DataDir(env)
+	if isFile(filepath.Join(BuildCheckout, "module.yaml")) {
+		return BuildCheckout, ""
+	}
+	return DataDir(env), BuildCheckout
 }
 
 // DataDir is the module folder of a binary that belongs to no checkout:

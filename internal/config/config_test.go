@@ -217,8 +217,19 @@ func TestResolveUsesTheRecordedCheckout(t *testing.T) {
 	if p, _, _ := Resolve(env(map[string]string{"HOME": dir}), filepath.Join(other, "bin", "mcpp-chat")); p.ModuleDir != other {
 		t.Errorf("a binary inside a checkout uses that checkout, not the recorded one: %s", p.ModuleDir)
 	}
+	if p.Moved != "" {
+		t.Errorf("the checkout is there, yet Moved = %q", p.Moved)
+	}
 	os.Remove(filepath.Join(checkout, "module.yaml"))
-	if p, _, _ := Resolve(env(map[string]string{"HOME": dir}), installed); p.ModuleDir != filepath.Join(dir, ".local", "share", "mcpp-chat") {
-		t.Errorf("with the checkout gone: %s", p.ModuleDir)
+	p, _, _ = Resolve(env(map[string]string{"HOME": dir}), installed)
+	if p.ModuleDir != filepath.Join(dir, ".local", "share", "mcpp-chat") || p.Moved != checkout {
+		t.Errorf("with the checkout gone: %s, Moved %q", p.ModuleDir, p.Moved)
+	}
+	// A chat named otherwise is where the person wants it.
+	for _, named := range []map[string]string{{"MCPP_CHAT_DB": filepath.Join(dir, "x.db")}, {"MCPP_CHAT_HOME": other}, {"MCPP_CHAT_STORE": "sqlite:" + filepath.Join(dir, "y.db")}} {
+		named["HOME"] = dir
+		if p, _, _ := Resolve(env(named), installed); p.Moved != "" {
+			t.Errorf("%v names the chat, yet Moved = %q", named, p.Moved)
+		}
 	}
 }

@@ -1,11 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -29,16 +30,45 @@ type Party struct {
 // the process's working directory. Server and hook share it; the server
 // passes payloadCwd "".
 func StartDir(env Env, flag, payloadCwd string) string {
-	for _, dir := range []string{flag, env("MCPP_CHAT_WORKSPACE"), env("CLAUDE_PROJECT_DIR"), payloadCwd} {
-		if dir != "" {
-			return dir
+	dir, _ := StartFrom(env, flag, payloadCwd)
+	return dir
+}
+
+// StartFrom is StartDir and what chose it, as a person would set it:
+// "--workspace", an environment variable's name, "the hook's cwd" or "the
+// working directory".
+func StartFrom(env Env, flag, payloadCwd string) (dir, from string) {
+	for _, c := range []struct{ dir, from string }{
+		{flag, "--workspace"},
+		{env("MCPP_CHAT_WORKSPACE"), "MCPP_CHAT_WORKSPACE"},
+		{env("CLAUDE_PROJECT_DIR"), "CLAUDE_PROJECT_DIR"},
+		{payloadCwd, "the hook's cwd"},
+	} {
+		if c.dir != "" {
+			return c.dir, c.from
 		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return "."
+		return ".", "the working directory"
 	}
-	return wd
+	return wd, "the working directory"
+}
+
+// CheckStart refuses a start folder that is not a folder on this machine:
+// a party made for it would name a place no session works in (a typo in
+// --workspace would quietly make a new party).
+func CheckStart(dir, from string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the folder %s (from %s) does not exist — name an existing folder, a repository or one inside it: each folder is a party of the chat", absClean(dir), from)
+	case err != nil:
+		return fmt.Errorf("cannot look at the folder %s (from %s): %w — name a folder you can read", absClean(dir), from, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s (from %s) is a file, not a folder — name the folder of a repository, or one inside it", absClean(dir), from)
+	}
+	return nil
 }
 
 // Identify finds the party root above start and its name. A start folder
@@ -116,32 +146,15 @@ func normalName(raw string) string {
 	return strings.Trim(nonName.ReplaceAllString(strings.ToLower(raw), "-"), "-")
 }
 
-// OSUser is the login name recorded with a new party, found as Python's
-// getpass.getuser() finds it: the environment first, then the password
-// file. Not os/user: it links the C library into every binary, and a
-// dynamically linked binary starts measurably slower — the hook runs on
-// every prompt (docs/performance.md).
+// OSUser is the login name recorded with a new party, exactly as the Python
+// edition records it — USER, else USERNAME, else "unknown", lowercased — so a
+// party made by either edition carries the same os_user. Neither LOGNAME nor
+// the password file counts: the Python edition reads neither.
 func OSUser(env Env) string {
-	for _, key := range []string{"LOGNAME", "USER", "LNAME", "USERNAME"} {
+	for _, key := range []string{"USER", "USERNAME"} {
 		if name := env(key); name != "" {
-			return name
-		}
-	}
-	if data, err := os.ReadFile("/etc/passwd"); err == nil {
-		if name := passwdName(string(data), os.Getuid()); name != "" {
-			return name
+			return strings.ToLower(name)
 		}
 	}
 	return "unknown"
-}
-
-// passwdName finds the login name of uid in a password file's text.
-func passwdName(passwd string, uid int) string {
-	for _, line := range strings.Split(passwd, "\n") {
-		f := strings.Split(line, ":")
-		if len(f) >= 3 && f[2] == strconv.Itoa(uid) {
-			return f[0]
-		}
-	}
-	return ""
 }

@@ -104,30 +104,19 @@ func TestStartDirOrder(t *testing.T) {
 	}
 }
 
-func TestOSUserOrder(t *testing.T) {
-	e := map[string]string{"LOGNAME": "log", "USER": "usr", "USERNAME": "win"}
-	if got := OSUser(env(e)); got != "log" {
-		t.Fatalf("LOGNAME first, like getpass: got %q", got)
-	}
-	delete(e, "LOGNAME")
-	if got := OSUser(env(e)); got != "usr" {
-		t.Fatalf("then USER: got %q", got)
-	}
-	if got := OSUser(env(map[string]string{})); got == "" {
-		t.Fatal("without the environment the password file (or unknown) names the user")
-	}
-}
-
-func TestPasswdName(t *testing.T) {
-	passwd := "root:x:0:0:root:/root:/bin/bash\n# comment\nada:x:1000:1000::/home/ada:/bin/sh\nbroken line\n"
-	if got := passwdName(passwd, 1000); got != "ada" {
-		t.Fatalf("uid 1000: got %q", got)
-	}
-	if got := passwdName(passwd, 0); got != "root" {
-		t.Fatalf("uid 0: got %q", got)
-	}
-	if got := passwdName(passwd, 42); got != "" {
-		t.Fatalf("unknown uid: got %q", got)
+func TestOSUserIsThePythonEditions(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"LOGNAME": "log", "USER": "Ada", "USERNAME": "win"}, "ada"},
+		{map[string]string{"LOGNAME": "log", "USERNAME": "Win"}, "win"},
+		{map[string]string{"LOGNAME": "log"}, "unknown"},
+		{map[string]string{}, "unknown"},
+	} {
+		if got := OSUser(env(c.env)); got != c.want {
+			t.Errorf("OSUser(%v) = %q, want %q (USER lowercased, else USERNAME, else unknown)", c.env, got, c.want)
+		}
 	}
 }
 

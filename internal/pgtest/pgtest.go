@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -85,6 +86,60 @@ func URL(t testing.TB) string {
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	return shared.URL(name)
+}
+
+// PasswordURL returns the URL of a new, empty database on the shared
+// server and of a new role that owns it and must give password to connect
+// (scram-sha-256; every other role is still trusted). The URL carries no
+// password: the test adds the right or a wrong one (&password=…).
+func PasswordURL(t testing.TB, password string) string {
+	t.Helper()
+	u := URL(t)
+	name := fmt.Sprintf("r%d_%d", os.Getpid(), databases.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	db := u[len("postgres:///"):strings.Index(u, "?")]
+	for _, sql := range []string{
+		fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", name, password),
+		fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", db, name),
+	} {
+		if err := shared.exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := shared.requirePassword(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(u, "user=postgres", "user="+name, 1)
+}
+
+// requirePassword puts a line asking role for its password first in the
+// server's pg_hba.conf and waits until the server has read it.
+func (s *Server) requirePassword(ctx context.Context, role string) error {
+	hba := filepath.Join(s.dir, "data", "pg_hba.conf")
+	rules, err := os.ReadFile(hba)
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("local all %s scram-sha-256\n", role)
+	if err := os.WriteFile(hba, append([]byte(line), rules...), 0o600); err != nil {
+		return err
+	}
+	if err := s.exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return err
+	}
+	for { // the reload is the postmaster's, a moment later
+		conn, err := pgx.Connect(ctx, strings.Replace(s.URL("postgres"), "user=postgres", "user="+role, 1))
+		if err != nil {
+			return nil
+		}
+		conn.Close(ctx)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the server still lets %s in without a password: %w", role, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Own starts a server for this test alone — one it may restart without

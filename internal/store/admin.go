@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // The operations here are for the person who runs the chat, from a shell
@@ -80,7 +82,7 @@ func (t *tx) owes(p party) ([]string, error) {
 	out := []string{}
 	for _, m := range items {
 		if needs := needsFrom(m, p.name); needs != NeedNothing {
-			out = append(out, fmt.Sprintf("#%s [%s]: %s", m.Channel, m.Slug, needs.Action()))
+			out = append(out, fmt.Sprintf("%s on #%s [%s]", needs.Owed(), m.Channel, m.Slug))
 		}
 	}
 	return out, nil
@@ -92,7 +94,7 @@ func (t *tx) adminParty(name string) (p party, workspace string, err error) {
 	p.name = name
 	err = t.row(`SELECT id, workspace_path FROM parties WHERE name = ?`, name).Scan(&p.id, &workspace)
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, "", userErrorf("there is no party named '%s' — run `mcpp-chat parties` to see their names", name)
+		return p, "", userErrorf("there is no party named %s — run `mcpp-chat parties` to see their names", name)
 	}
 	return p, workspace, err
 }
@@ -120,7 +122,7 @@ func (d *DB) MoveParty(ctx context.Context, name, root string, merge bool) (Move
 		}
 		out = MoveResult{Name: name, From: from, To: root}
 		if from == root {
-			return userErrorf("'%s' already lives at %s — nothing to move", name, root)
+			return userErrorf("%s already lives at %s — nothing to move", name, root)
 		}
 		var other party
 		err = t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, root).Scan(&other.id, &other.name)
@@ -129,7 +131,7 @@ func (d *DB) MoveParty(ctx context.Context, name, root string, merge bool) (Move
 		case err != nil:
 			return err
 		case !merge:
-			return userErrorf("%s is already the folder of party '%s' — run again with --merge to fold '%s' into '%s' (its messages, seats and items become '%s''s), or forget '%s' first if it holds nothing (mcpp-chat parties forget %s)",
+			return userErrorf("%s is already the folder of party %s — run again with --merge to fold %s into %s (its messages, seats and items become %s's), or forget %s first if it holds nothing (mcpp-chat parties forget %s)",
 				root, other.name, other.name, name, name, other.name, other.name)
 		default:
 			if err := t.mergeParty(p, other); err != nil {
@@ -212,7 +214,7 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			return err
 		}
 		if wrote > 0 {
-			return userErrorf("'%s' wrote %d messages, and the history keeps who said what, so it cannot be forgotten — if its repository moved, run `mcpp-chat parties move %s NEW_FOLDER` instead", name, wrote, name)
+			return userErrorf("%s wrote %s, and the history keeps who said what, so it cannot be forgotten — if its repository moved, run `mcpp-chat parties move %s NEW_FOLDER` instead", name, text.Count(wrote, "message"), name)
 		}
 		if out.Released, err = t.owes(p); err != nil {
 			return err
@@ -223,8 +225,8 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			return err
 		}
 		if live > 0 && !force {
-			return userErrorf("'%s' still consumes %d live items (%s) — its peers wait on it there; run again with --force to drop it from them, so that they wait on the others only",
-				name, live, quoteList(out.Released))
+			return userErrorf("%s still consumes %s (%s) — its peers wait on it there; run again with --force to drop it from them, so that they wait on the others only",
+				name, text.Count(live, "live item"), quoteList(out.Released))
 		}
 		if err := t.row(`SELECT count(*) FROM channel_parties WHERE party_id = ? AND left_at IS NULL`, p.id).Scan(&out.Seats); err != nil {
 			return err
@@ -268,7 +270,7 @@ func (d *DB) SetCursor(ctx context.Context, name, channelName string, seq int64)
 		c, err := t.channelByName(channelName)
 		var ue *UserError
 		if errors.As(err, &ue) {
-			return userErrorf("there is no channel named '%s' — `mcpp-chat parties` lists each party's channels", channelName)
+			return userErrorf("there is no channel named %s — `mcpp-chat parties` lists each party's channels", channelName)
 		}
 		if err != nil {
 			return err

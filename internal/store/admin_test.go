@@ -63,7 +63,7 @@ func TestPartiesListsFolderActivityAndObligations(t *testing.T) {
 	if gwRec.Wrote != 1 || !reflect.DeepEqual(gwRec.Channels, []string{"gw--dash"}) || len(gwRec.Owes) != 0 {
 		t.Errorf("mesh-gw = %+v", gwRec)
 	}
-	if !reflect.DeepEqual(dashRec.Owes, []string{"#gw--dash [enum]: your ack (chat_ack)"}) {
+	if !reflect.DeepEqual(dashRec.Owes, []string{"an ack on #gw--dash [enum]"}) {
 		t.Errorf("node-dash owes %q", dashRec.Owes)
 	}
 }
@@ -82,8 +82,8 @@ func TestMovePartyFoldsTheNewNameIn(t *testing.T) {
 		t.Fatalf("the moved repository is %q", name)
 	}
 
-	unchanged(t, db, "--merge", func() error { _, err := db.MoveParty(ctx, "node-dash", moved.Workspace, false); return err })
-	unchanged(t, db, "no party named 'nobody'", func() error { _, err := db.MoveParty(ctx, "nobody", "/x", false); return err })
+	unchanged(t, db, "(its messages, seats and items become node-dash's)", func() error { _, err := db.MoveParty(ctx, "node-dash", moved.Workspace, false); return err })
+	unchanged(t, db, "no party named nobody —", func() error { _, err := db.MoveParty(ctx, "nobody", "/x", false); return err })
 	unchanged(t, db, "already lives at", func() error { _, err := db.MoveParty(ctx, "node-dash", "/srv/node-dash", false); return err })
 
 	res, err := db.MoveParty(ctx, "node-dash", moved.Workspace, true)
@@ -156,7 +156,7 @@ func TestForgetParty(t *testing.T) {
 		t.Fatalf("forget fw-core: %+v %v", res, err)
 	}
 	res, err = db.ForgetParty(ctx, "node-dash", true)
-	if err != nil || res.Seats != 1 || !reflect.DeepEqual(res.Released, []string{"#gw--dash [enum]: your ack (chat_ack)"}) {
+	if err != nil || res.Seats != 1 || !reflect.DeepEqual(res.Released, []string{"an ack on #gw--dash [enum]"}) {
 		t.Fatalf("forget node-dash: %+v %v", res, err)
 	}
 	list, _ := db.Parties(ctx)
@@ -188,6 +188,6 @@ func TestSetCursor(t *testing.T) {
 		t.Errorf("after the reset: %+v", inbox.Channels)
 	}
 	unchanged(t, db, "from 0 (everything unread) to 3", func() error { _, err := db.SetCursor(ctx, "node-dash", "gw--dash", 4); return err })
-	unchanged(t, db, "no channel named 'nope'", func() error { _, err := db.SetCursor(ctx, "node-dash", "nope", 0); return err })
-	unchanged(t, db, "no party named 'ghost'", func() error { _, err := db.SetCursor(ctx, "ghost", "gw--dash", 0); return err })
+	unchanged(t, db, "no channel named nope —", func() error { _, err := db.SetCursor(ctx, "node-dash", "nope", 0); return err })
+	unchanged(t, db, "no party named ghost —", func() error { _, err := db.SetCursor(ctx, "ghost", "gw--dash", 0); return err })
 }

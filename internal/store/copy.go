@@ -11,13 +11,14 @@ import (
 // after the rows it references, with their columns. channel_parties and
 // item_consumers carry SQLite's rowid, which orders their rows as they
 // were added and is a column on PostgreSQL.
-var copyTables = []struct{ name, columns string }{
-	{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen"},
-	{"channels", "id, name, about, created_by, created_at, is_closed"},
-	{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid"},
-	{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at"},
-	{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid"},
-	{"cursors", "channel_id, party_id, last_seq, updated_at"},
+// one and many name a table's rows for a person.
+var copyTables = []struct{ name, columns, one, many string }{
+	{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen", "party", "parties"},
+	{"channels", "id, name, about, created_by, created_at, is_closed", "channel", "channels"},
+	{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid", "seat in a channel", "seats in channels"},
+	{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at", "message", "messages"},
+	{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid", "consumer of an item", "consumers of items"},
+	{"cursors", "channel_id, party_id, last_seq, updated_at", "read position", "read positions"},
 }
 
 // copyBatch is how many rows one INSERT carries.
@@ -33,11 +34,15 @@ type Copied struct {
 	Replaced int
 }
 
-// String is the rows, by table.
+// String is the rows, by table, in words: "2 parties, 1 channel, …".
 func (c Copied) String() string {
 	var parts []string
 	for _, t := range copyTables {
-		parts = append(parts, fmt.Sprintf("%d %s", c.Rows[t.name], t.name))
+		n, noun := c.Rows[t.name], t.many
+		if n == 1 {
+			noun = t.one
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
 	}
 	return strings.Join(parts, ", ")
 }

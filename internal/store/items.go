@@ -487,11 +487,10 @@ func (t *tx) itemState(id int64) (ItemState, error) {
 	if len(msgs) != 1 {
 		return ItemState{}, errors.New("item vanished inside its own transaction")
 	}
+	// The message shape lists the consumers by name, as reads do and as the
+	// Python edition's item states do; only an ask's own result keeps the
+	// order the item named them.
 	st := ItemState{Message: msgs[0], AwaitingAckFrom: []string{}, AwaitingPruneOKFrom: []string{}}
-	// In the order the item named them (reads list them by name).
-	if st.Consumers, err = t.consumersInOrder(id); err != nil {
-		return st, err
-	}
 	for _, c := range st.Consumers {
 		if !c.Acked {
 			st.AwaitingAckFrom = append(st.AwaitingAckFrom, c.Party)
@@ -501,25 +500,6 @@ func (t *tx) itemState(id int64) (ItemState, error) {
 		}
 	}
 	return st, nil
-}
-
-// consumersInOrder lists an item's consumers in the order of their rows.
-func (t *tx) consumersInOrder(id int64) ([]Consumer, error) {
-	rows, err := t.query(`SELECT p.name, ic.acked_at IS NOT NULL, ic.prune_ok_at IS NOT NULL
-		FROM item_consumers ic JOIN parties p ON p.id = ic.party_id WHERE ic.message_id = ? ORDER BY ic.rowid`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Consumer
-	for rows.Next() {
-		var c Consumer
-		if err := rows.Scan(&c.Party, &c.Acked, &c.PruneOK); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }
 
 // notAConsumer explains who may act on an item.

@@ -26,6 +26,22 @@ var needActions = [...]string{
 	NeedPruneOK: "your prune-ok (chat_prune_ok)",
 }
 
+// needsOwed name what each need owes, for the person who runs the chat
+// (mcpp-chat parties), who calls no tool.
+var needsOwed = [...]string{
+	NeedAck:     "an ack",
+	NeedResolve: "a resolve (it raised the item, and a consumer acked it)",
+	NeedPruneOK: "a prune-ok",
+}
+
+// Owed is the need as the person reads it: "an ack".
+func (n Need) Owed() string {
+	if n == NeedNothing || int(n) >= len(needsOwed) {
+		return ""
+	}
+	return needsOwed[n]
+}
+
 // unattended is what the Python edition adds to every ack it asks for,
 // whoever else acked already; clients match on the whole sentence.
 const unattended = " — it is unattended"

@@ -116,6 +116,9 @@ func migratePostgres(ctx context.Context, db *sql.DB, where string) error {
 	latest := len(steps)
 	t, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		if said := connectError(where, err); said != nil {
+			return said
+		}
 		return fmt.Errorf("connect to %s: %w", where, err)
 	}
 	defer t.Rollback()
@@ -314,6 +317,9 @@ func retryable(err error) bool {
 // lostConnection reports the error of a connection that broke or that the
 // server closed, after which a new connection may well work.
 func lostConnection(err error) bool {
+	if misconfigured(err) {
+		return false // it fails the same way until the person changes something
+	}
 	state := sqlState(err)
 	return unreachable(err) || connClosed(err) || strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P")
 }
@@ -516,6 +522,8 @@ func (p *postgres) describe(err error) error {
 		// A channel's lock is waited for apart (waitForChannel); this is
 		// a row, or the name of a party or channel being made.
 		return busyError{cause: waitedRows}
+	case connectCause(err) != noCause:
+		return connectError(p.where, err)
 	case lostConnection(err):
 		// Not reached, the line broke (08…), or the server is shutting
 		// down or restarting (57P…).

@@ -114,11 +114,15 @@ func (t *tx) ids(query string, args ...any) ([]int64, error) {
 
 // headlines marks the matching passage of each of a page's hits, in the
 // page's order: made for the page alone, after ranking, never for every
-// match.
+// match. PostgreSQL marks every match in the title, body and slug, and the
+// passage is cut here as on SQLite (passage), so both engines show a hit
+// alike.
 func (t *tx) headlines(match string, args []any, ids []int64) ([]ranked, error) {
-	rows, err := t.query(fmt.Sprintf(`SELECT m.id, ts_headline('simple', coalesce(m.title, '') || ' ' || m.body, %s,
-			'StartSel=`+MarkStart+`, StopSel=`+MarkEnd+`, MaxWords=30, MinWords=12, HighlightAll=false')
-		FROM messages m WHERE m.id = ANY(?%d::bigint[])`, match, len(args)+1), append(slices.Clip(args), ids)...)
+	mark := func(column string) string {
+		return fmt.Sprintf(`ts_headline('simple', %s, %s, 'StartSel=`+MarkStart+`, StopSel=`+MarkEnd+`, HighlightAll=true')`, column, match)
+	}
+	rows, err := t.query(fmt.Sprintf(`SELECT m.id, %s, %s, %s FROM messages m WHERE m.id = ANY(?%d::bigint[])`,
+		mark("coalesce(m.title, '')"), mark("m.body"), mark("coalesce(m.slug, '')"), len(args)+1), append(slices.Clip(args), ids)...)
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +130,11 @@ func (t *tx) headlines(match string, args []any, ids []int64) ([]ranked, error) 
 	snippets := make(map[int64]string, len(ids))
 	for rows.Next() {
 		var id int64
-		var s string
-		if err := rows.Scan(&id, &s); err != nil {
+		var title, body, slug string
+		if err := rows.Scan(&id, &title, &body, &slug); err != nil {
 			return nil, err
 		}
-		snippets[id] = s
+		snippets[id] = passage(title, body, slug)
 	}
 	page := make([]ranked, len(ids))
 	for i, id := range ids {

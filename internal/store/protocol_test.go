@@ -283,9 +283,15 @@ func TestAskConsumersAndAnnounce(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(named.Consumers, []string{"fw-core", "node-dash", "mesh-gw"}) {
 			t.Fatalf("named consumers in the order given, then the author: %+v %v", named, err)
 		}
-		st, err := db.Ack(ctx, dash, "to-dash", "", "")
-		if err != nil || !reflect.DeepEqual(st.AwaitingAckFrom, []string{"fw-core"}) || len(st.Consumers) != 3 || st.Consumers[0].Party != "fw-core" || st.Consumers[2].Party != "mesh-gw" {
-			t.Fatalf("an item's state lists its consumers in the item's order: %+v %v", st.Consumers, err)
+		// Item states list them by name, as the Python edition's do.
+		named, err = db.Ask(ctx, gw, AskArgs{Title: "to three", Body: "b", Consumers: []string{"node-dash", "fw-core"}})
+		if err != nil || !reflect.DeepEqual(named.AwaitingAckFrom, []string{"node-dash", "fw-core"}) {
+			t.Fatalf("an ask's own result keeps the order given: %+v %v", named, err)
+		}
+		st, err := db.Ack(ctx, fw, "to-three", "", "")
+		if err != nil || !reflect.DeepEqual(consumerNames(st.Consumers), []string{"fw-core", "mesh-gw", "node-dash"}) ||
+			!reflect.DeepEqual(st.AwaitingAckFrom, []string{"node-dash"}) || !reflect.DeepEqual(st.AwaitingPruneOKFrom, []string{"fw-core", "mesh-gw", "node-dash"}) {
+			t.Fatalf("an item's state lists its consumers by name: %+v %v", st, err)
 		}
 		_, err = db.Ask(ctx, gw, AskArgs{Title: "t", Body: "b", Consumers: []string{"node-dash~2"}})
 		refused(t, err, "does not sit in 'gw--dash'")
@@ -968,4 +974,12 @@ func TestWritesRefusedWhenTheFileIsGone(t *testing.T) {
 			}
 		})
 	}
+}
+
+func consumerNames(cs []Consumer) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Party)
+	}
+	return out
 }

@@ -72,6 +72,16 @@ func OpenReadOnly(ctx context.Context, path string) (*ReadOnly, error) {
 // Path is the database file.
 func (r *ReadOnly) Path() string { return r.path }
 
+// CommitMark names the store's last commit (see the function of that name)
+// for a database file; a team store announces each commit once, so there
+// ok is false: every announcement is a change.
+func (r *ReadOnly) CommitMark() (mark string, ok bool) {
+	if r.pg != nil {
+		return "", false
+	}
+	return CommitMark(r.path)
+}
+
 // Close releases the handle.
 func (r *ReadOnly) Close() error {
 	r.search.close()

@@ -203,3 +203,37 @@ func TestFingerprintRefusesWhatItCannotRead(t *testing.T) {
 	}
 	os.WriteFile(shm, data, 0o600)
 }
+
+// CommitMark moves with every commit at once (no time need pass), and not
+// with a peek or a read-only look.
+func TestCommitMarkMovesWithEveryCommitOnly(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	mark := func() string {
+		t.Helper()
+		m, ok := CommitMark(db.Path())
+		if !ok {
+			t.Fatal("CommitMark cannot tell on a database in WAL mode")
+		}
+		return m
+	}
+	seen := map[string]int{mark(): -1}
+	for i := range 30 {
+		must(t)(db.Say(ctx, gw, SayArgs{Text: fmt.Sprintf("message %d", i), Channel: "gw--dash"}))
+		m := mark()
+		if j, dup := seen[m]; dup {
+			t.Fatalf("after say %d the mark is the one after say %d", i, j)
+		}
+		seen[m] = i
+		must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Peek: true}))
+		r, err := OpenReadOnly(ctx, db.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t)(r.Pending(ctx, dash.Workspace, 3))
+		r.Close()
+		if again := mark(); again != m {
+			t.Fatalf("a peek and a read-only look moved the mark:\n%s\n%s", m, again)
+		}
+	}
+}

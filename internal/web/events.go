@@ -13,23 +13,28 @@ import (
 // burst of changes is one refresh.
 type hub struct {
 	changes Changes
-	mu      sync.Mutex
-	pages   map[chan struct{}]struct{}
+	// mark names the store's last commit (store.ReadOnly.CommitMark): the
+	// watcher wakes many times per commit of a database file, a page is
+	// told once. ok false: every wake-up is told.
+	mark  func() (mark string, ok bool)
+	mu    sync.Mutex
+	pages map[chan struct{}]struct{}
 }
 
-func newHub(changes Changes) *hub {
-	return &hub{changes: changes, pages: map[chan struct{}]struct{}{}}
+func newHub(changes Changes, mark func() (string, bool)) *hub {
+	return &hub{changes: changes, mark: mark, pages: map[chan struct{}]struct{}{}}
 }
 
-// run waits for changes until ctx ends, telling every page of each. The
-// next change is taken before the pages are told, so a change while they
-// look is one more refresh, never a lost one.
+// run waits for changes until ctx ends, telling every page of each commit
+// once. The next change is taken before the pages are told, so a change
+// while they look is one more refresh, never a lost one.
 func (h *hub) run(ctx context.Context) error {
 	if h.changes == nil {
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	next := h.changes.Next()
+	last, _ := h.mark()
 	for {
 		select {
 		case <-next:
@@ -37,6 +42,11 @@ func (h *hub) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		next = h.changes.Next()
+		mark, ok := h.mark()
+		if ok && mark == last {
+			continue // the same commit again: the watcher's look again, a reader's lock
+		}
+		last = mark
 		h.tell()
 	}
 }

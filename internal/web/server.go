@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -63,6 +64,9 @@ type Options struct {
 	// Log receives, in full, the failures a page shows only as "could not
 	// read"; nil means slog's default logger (stderr).
 	Log *slog.Logger
+	// Home is the person's home folder: a database under it is shown as
+	// ~/…, shorter, and as the person would type it.
+	Home string
 }
 
 // New makes the server; Run must run for pages to hear of changes.
@@ -71,12 +75,21 @@ func New(db *store.ReadOnly, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, dbPath: db.Path(), hub: newHub(o.Changes), page: page, now: time.Now,
+	s := &Server{db: db, dbPath: underHome(db.Path(), o.Home), hub: newHub(o.Changes, db.CommitMark), page: page, now: time.Now,
 		hosts: hostsFor(o.Listen, o.Hosts), log: o.Log}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	return s, nil
+}
+
+// underHome writes path as ~/… when it lies in home.
+func underHome(path, home string) string {
+	home = strings.TrimRight(home, "/")
+	if home == "" || !strings.HasPrefix(path, home+"/") {
+		return path
+	}
+	return "~" + path[len(home):]
 }
 
 // Run tells open pages of every change until ctx ends.
@@ -181,6 +194,12 @@ func (h hostRule) allows(host string) bool {
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
+	// A browser opens connections ahead of its requests; Shutdown waits
+	// for one that sent nothing yet as for a request (its whole grace).
+	// Once the listener is closed no request comes on them: close them.
+	var unused conns
+	srv.ConnState = unused.track
+	srv.RegisterOnShutdown(unused.close)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -195,4 +214,31 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// conns are the connections that have not sent a request yet.
+type conns struct {
+	mu  sync.Mutex
+	set map[net.Conn]struct{}
+}
+
+func (c *conns) track(conn net.Conn, state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if state != http.StateNew {
+		delete(c.set, conn)
+		return
+	}
+	if c.set == nil {
+		c.set = map[net.Conn]struct{}{}
+	}
+	c.set[conn] = struct{}{}
+}
+
+func (c *conns) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn := range c.set {
+		conn.Close()
+	}
 }

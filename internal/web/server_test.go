@@ -3,9 +3,11 @@ package web
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
 var (
@@ -205,8 +208,60 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 		t.Fatalf("the stream ended before %q: %v", want, lines.Err())
 	}
 	next("event: ready")
+	if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: "news"}); err != nil {
+		t.Fatal(err)
+	}
 	changes.change()
 	next("event: change")
+}
+
+// One commit is one "change" for the page, though the database's watcher
+// wakes many times for it (the -wal's writes, its looks again while the
+// commit becomes visible); a wake-up without a commit tells nothing.
+func TestEventsSayEachCommitOnce(t *testing.T) {
+	db := chat(t)
+	w, err := wake.Watch(db.Path(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	ts, _ := serve(t, db.Path(), w)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 100)
+	go func() {
+		lines := bufio.NewScanner(res.Body)
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), "event: ") {
+				events <- strings.TrimPrefix(lines.Text(), "event: ")
+			}
+		}
+		close(events)
+	}()
+	if got := <-events; got != "ready" {
+		t.Fatalf("first event %q, want ready", got)
+	}
+	for i := range 2 {
+		if _, err := db.Say(ctx, gw, store.SayArgs{Channel: "gw--dash", Text: fmt.Sprintf("news %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-events; got != "change" {
+			t.Fatalf("after a say: %q, want change", got)
+		}
+		// The watcher looks again for half a second after a -wal write
+		// (and polls every second): any second "change" comes by then.
+		select {
+		case got := <-events:
+			t.Fatalf("one say told the page twice (%q)", got)
+		case <-time.After(wake.PollEvery + 500*time.Millisecond):
+		}
+	}
 }
 
 // A wrong channel name is the person's to fix: a sentence, not a crash.
@@ -323,5 +378,58 @@ func TestPageShowsReadReceipts(t *testing.T) {
 	_, page = get(t, ts.URL+"/c/gw--dash")
 	if strings.Contains(page, "not yet read") || strings.Count(page, `<div class="receipt">seen by node-dash</div>`) != 1 {
 		t.Errorf("once node-dash read everything, the newest message alone says seen by node-dash:\n%s", page)
+	}
+}
+
+// A database in the person's home folder is named in the header as ~/…,
+// as they would type it.
+func TestHeaderNamesTheDatabaseFromHome(t *testing.T) {
+	db := chat(t)
+	r, err := store.OpenReadOnly(context.Background(), db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	home, file := filepath.Dir(filepath.Dir(db.Path())), filepath.Base(filepath.Dir(db.Path()))+"/chat.db"
+	ts, _ := serveWith(t, r, Options{Home: home + "/"})
+	if _, page := get(t, ts.URL+"/"); !strings.Contains(page, ">~/"+file+"<") {
+		t.Errorf("the header does not name ~/%s:\n%s", file, page)
+	}
+	for path, want := range map[string]string{"/home/ada/chat.db": "~/chat.db", "/home/adam/chat.db": "/home/adam/chat.db", "/srv/chat.db": "/srv/chat.db"} {
+		if got := underHome(path, "/home/ada"); got != want {
+			t.Errorf("underHome(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// Serve stops at once when asked, even with a connection that has sent
+// nothing yet (a browser opens those ahead of its requests): it is closed,
+// not waited for until the grace runs out and then left open.
+func TestServeClosesConnectionsThatSentNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, http.NotFoundHandler()) }()
+	silent, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The server has the connection once a request on another one is answered.
+	if res, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+		res.Body.Close()
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	// Closed by then; unfixed, the server would close it only at its
+	// ReadHeaderTimeout (10 s).
+	silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("the connection that sent nothing is still open after Serve returned (%v)", err)
 	}
 }

@@ -560,7 +560,7 @@ func (h *hubProc) stop() {
 // issueToken runs `mcpp-chat hub token issue` for party and returns the
 // token (the first line it prints).
 func (w *world) issueToken(storeURL string, env []string, party string) (string, error) {
-	cmd := exec.Command(w.chatBin, "hub", "token", "issue", "--store", storeURL, "--party", party, "--label", "bench-"+party)
+	cmd := exec.Command(w.chatBin, "hub", "token", "issue", "--store", storeURL, "--party", party, "--label", "bench-"+party, "--new-party")
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {

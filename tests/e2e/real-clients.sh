@@ -80,7 +80,7 @@ mkdir -p "$hubdir" "$work/repos/hubbed"
 # The whole output is read before its first line is kept: a `| head -n 1` here
 # closed the pipe under a command still writing, and pipefail made that SIGPIPE
 # (exit 141) fail the run.
-issued=$(MCPP_CHAT_HOME=$hubdir/module "$bin" hub token issue --store "sqlite:$hubdir/hub.db" --party mesh-gw --label real-clients)
+issued=$(MCPP_CHAT_HOME=$hubdir/module "$bin" hub token issue --store "sqlite:$hubdir/hub.db" --party mesh-gw --label real-clients --new-party)
 token=${issued%%$'\n'*}
 # Started directly, not through a function: $! is then the hub itself.
 MCPP_CHAT_HOME=$hubdir/module "$bin" hub serve --store "sqlite:$hubdir/hub.db" --listen 127.0.0.1:0 >"$hubdir/out" 2>"$hubdir/log" &

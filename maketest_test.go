@@ -1,0 +1,65 @@
+package mcppchat
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `make test` (tests/make-test.sh) with every suite failing or noisy: a
+// failure logged in a loop shows once with its count, the suites after a
+// failed one still run, the skip notes come after all of them, and the run
+// exits non-zero.
+func TestMakeTestRunsEverySuiteAndCollapsesRepeats(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on PATH")
+	}
+	if _, err := exec.LookPath("awk"); err != nil {
+		t.Skip("no awk on PATH")
+	}
+	dir := t.TempDir()
+	fakeGo := writeScript(t, dir, "go", `case "$1" in
+vet) echo "vet: store.go:3: unreachable code"; exit 1 ;;
+test) echo "--- FAIL: TestBusy"; for i in $(seq 400); do echo "    busy_test.go:12: database is locked"; done
+      echo "FAIL"; exit 1 ;;
+esac`)
+	fakePython := writeScript(t, dir, "python3", `case "$*" in
+*unittest*) echo "Ran 29 tests"; echo "OK" ;;
+*yaml*) exit 1 ;;
+esac`)
+	cmd := exec.Command(bash, "tests/make-test.sh")
+	cmd.Env = append(os.Environ(), "GO="+fakeGo, "PYTHON="+fakePython)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("make test passed (or did not run: %v) with two failing suites:\n%s", err, out)
+	}
+	text := string(out)
+	if n := strings.Count(text, "database is locked"); n != 1 {
+		t.Errorf("the repeated line shows %d times, want once:\n%s", n, text)
+	}
+	if !strings.Contains(text, "[the line above repeated 399 more times]") {
+		t.Errorf("no count of the repeats:\n%s", text)
+	}
+	ran, note := strings.Index(text, "Ran 29 tests"), strings.Index(text, "has no PyYAML")
+	if ran < 0 || note < ran {
+		t.Errorf("the mcpp host test did not run after the failed Go suites, or the skip note came before it:\n%s", text)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if last := lines[len(lines)-1]; last != "make test: FAILED: go vet ./..., go test ./..." {
+		t.Errorf("the last line is %q, want the failed suites named", last)
+	}
+}
+
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

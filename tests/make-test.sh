@@ -9,6 +9,10 @@
 # GO and PYTHON name the tools (the Makefile passes its own); the script runs
 # from the checkout's root.
 set -uo pipefail
+if [ $# -gt 0 ]; then
+  echo "usage: make test (or GO=go PYTHON=python3 bash tests/make-test.sh): it takes no arguments" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PYTHON=${PYTHON:-python3}

@@ -124,7 +124,7 @@ func TestSearchIndexesWhatAnotherEditionWrites(t *testing.T) {
 		t.Errorf("search kestrel after the writer: want %d hits\n%s%s", written, got, msg)
 	}
 	last := fmt.Sprintf(`"kestrel sighting number %d"`, written-1)
-	if got, msg, _ := w.runIn(dash, "search", last); !strings.Contains(got, "1 hit for") || !strings.Contains(got, "mesh-gw") {
+	if got, msg, _ := w.runIn(dash, "search", last); !strings.Contains(got, "1 hit, best first, for") || !strings.Contains(got, "mesh-gw") {
 		t.Errorf("search %s: want the last message the writer wrote\n%s%s", last, got, msg)
 	}
 	if got, msg, _ := w.runIn(dash, "search", "osprey", "--limit", "1"); !strings.Contains(got, fmt.Sprintf("%d hits, best first, for", history)) {

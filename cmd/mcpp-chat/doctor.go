@@ -121,7 +121,8 @@ checks what is easy to get wrong, each warning with its fix: folders and backups
 users could write or read; the hook binary's build; where the server is registered
 (~/.claude.json, the repository's .mcp.json, ~/.codex/config.toml) and whether that
 runs this binary on this database; whether the Claude Code hooks in the settings file
-would load and run this install's hook on this database. Exits 1 on any warning.
+would load and run this install's hook on this database, and whether the idle wake is
+among them. Exits 1 on any warning.
 Reads only: it changes nothing.`
 
 // thisInstall is this binary and the hook binary beside it, symlinks

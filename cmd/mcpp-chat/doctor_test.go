@@ -245,3 +245,52 @@ func dirDigest(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// doctor says whether the idle wake is installed, and warns when it would
+// not work: the entry lost its asyncRewake flag (it would hold every
+// stop), or the Claude Code here is older than the one it is tested with.
+func TestDoctorSaysWhetherTheIdleWakeIsInstalled(t *testing.T) {
+	fakeInstall(t, true)
+	doctor := func(home, path string) (int, string) {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db"), "MCPP_CHAT_WORKSPACE": home, "PATH": path}
+		var out bytes.Buffer
+		code := run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	write := func(home string, args ...string) string {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}
+		if code, out, errs := runSetupEnv(t, env, append([]string{"hooks", "--write"}, args...)...); code != 0 {
+			t.Fatalf("setup: exit %d\n%s%s", code, out, errs)
+		}
+		return filepath.Join(home, ".claude", "settings.json")
+	}
+	current := fakeClaude(t, claudeCodeTested)
+
+	home := t.TempDir()
+	file := write(home)
+	code, out := doctor(home, current)
+	if code != exitOK || !strings.Contains(out, "idle wake:   installed (hooks.Stop[1].hooks[0])") {
+		t.Errorf("with the idle wake: exit %d\n%s", code, out)
+	}
+	code, out = doctor(home, fakeClaude(t, "2.1.100"))
+	if code != exitError || !strings.Contains(out, "Claude Code 2.1.100") || !strings.Contains(out, "older than "+claudeCodeTested) {
+		t.Errorf("with an older Claude Code: exit %d\n%s", code, out)
+	}
+	data, _ := os.ReadFile(file)
+	writeFile(t, file, strings.Replace(string(data), `"asyncRewake": true,`, "", 1), 0o600)
+	code, out = doctor(home, current)
+	if code != exitError || !strings.Contains(out, `is the idle wake without "asyncRewake": true`) {
+		t.Errorf("without asyncRewake: exit %d\n%s", code, out)
+	}
+	write(home) // puts the flag back
+	if code, out := doctor(home, current); code != exitOK {
+		t.Errorf("after setup hooks --write: exit %d\n%s", code, out)
+	}
+
+	home = t.TempDir()
+	write(home, "--no-wake")
+	code, out = doctor(home, current)
+	if code != exitOK || !strings.Contains(out, "idle wake:   not installed") || !strings.Contains(out, "setup hooks --write") {
+		t.Errorf("without the idle wake: exit %d\n%s", code, out)
+	}
+}

@@ -179,9 +179,9 @@ func answer(ctx context.Context, o Options) string {
 	var fp string
 	if !config.IsPostgres(paths.Store) {
 		fp, _ = store.Fingerprint(paths.DB)
-	}
-	if fp != "" && fp == quietAt(dir, pl, party.Root, event) {
-		return "" // nothing was written since this event last had nothing new to say
+		if quiet(dir, pl, party.Root, event, fp, paths.DB) {
+			return "" // nothing was written since this event last had nothing new to say
+		}
 	}
 	p, err := readPending(ctx, o.opener(paths), party.Root)
 	if err != nil {
@@ -236,14 +236,26 @@ func tellsSession(event string) bool {
 // quietAt is the state at which event last had nothing new to say to the
 // payload's session; "" when its record says none.
 func quietAt(dir string, pl Payload, root, event string) string {
-	if dir == "" || pl.SessionID == "" {
-		return ""
-	}
 	st, ok := PeekState(dir, pl.SessionID, root)
 	if !ok {
 		return ""
 	}
 	return st.quietAt(event)
+}
+
+// quiet reports that the database at db, at fingerprint fp, holds nothing
+// event has not told the payload's session: its record says so for this
+// fingerprint, or a wake told everything at the commit the database is
+// still at.
+func quiet(dir string, pl Payload, root, event, fp, db string) bool {
+	st, ok := PeekState(dir, pl.SessionID, root)
+	switch {
+	case !ok:
+		return false
+	case fp != "" && fp == st.quietAt(event):
+		return true
+	}
+	return event == UserPromptSubmit && st.WakeQuiet != "" && st.WakeQuiet == store.CommitMark(db)
 }
 
 // answerWith is what p, read at the state fp, tells event; the events a
@@ -286,6 +298,7 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 // while the database stays at fingerprint fp.
 func remember(st *State, event, fp string, ans Answer) {
 	st.Told, st.Blocked = ans.Told, ans.Blocked
+	st.WakeQuiet = ""
 	switch event {
 	case SessionStart, UserPromptSubmit:
 		st.PromptQuiet = ""

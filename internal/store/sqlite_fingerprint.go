@@ -81,3 +81,24 @@ func readPrefix(path string, n int) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// CommitMark names the last commit published in the database's WAL-index
+// (the header of its -shm file) and the database file's own state, or ""
+// when it cannot tell (no -wal, an uninitialised or torn WAL-index, a
+// database file written too recently to be judged by its times). Unlike
+// Fingerprint it leaves out the -wal's stat, which moves with every frame
+// of a commit still being written: a waiter woken by those writes can see
+// that no new commit became visible since its last look and spare itself
+// opening SQLite. It is meant for looks moments apart: a writer that died
+// between appending its commit and publishing it leaves the mark as it was.
+func CommitMark(path string) string {
+	db, err := stampOf(path)
+	if err != nil || !trusted(db, time.Now()) || !fileExists(path+"-wal") {
+		return ""
+	}
+	shm, err := readPrefix(path+"-shm", 96)
+	if err != nil || !bytes.Equal(shm[:48], shm[48:96]) || shm[12] != 1 {
+		return ""
+	}
+	return fmt.Sprintf("db %d %d %d %d|shm %s", db.ino, db.size, db.mtime.UnixNano(), db.ctime.UnixNano(), hex.EncodeToString(shm[:48]))
+}

@@ -1,5 +1,6 @@
-// Package hook is the Claude Code hook: it tells a session what waits on
-// its repository in the chat, without ever changing the chat. It reads the
+// Package hook is the Claude Code hook, which Codex (0.171 and later) runs
+// as well, with the same events and output shapes: it tells a session what
+// waits on its repository in the chat, without ever changing the chat. It reads the
 // database through a read-only handle, prints Claude Code's output shapes,
 // keeps a tiny per-session file so that it does not repeat itself, and
 // stays silent on any error: a hook must never break a session.

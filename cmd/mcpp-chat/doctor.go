@@ -53,6 +53,7 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		checkVersions(ctx, stdout, hook),
 		checkRegistrations(stdout, in, exe, getenv),
 		claudeSettings(getenv, *settingsFile) == "" || checkHooks(stdout, claudeSettings(getenv, *settingsFile), *settingsFile != "", want),
+		checkCodexHooks(stdout, getenv, want),
 	} {
 		if !ok {
 			code = exitError
@@ -122,7 +123,7 @@ users could write or read; the hook binary's build; where the server is register
 (~/.claude.json, the repository's .mcp.json, ~/.codex/config.toml) and whether that
 runs this binary on this database; whether the Claude Code hooks in the settings file
 would load and run this install's hook on this database, and whether the idle wake is
-among them. Exits 1 on any warning.
+among them; the same for the hooks in Codex's config.toml. Exits 1 on any warning.
 Reads only: it changes nothing.`
 
 // thisInstall is this binary and the hook binary beside it, symlinks

@@ -163,6 +163,9 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if code, ok := checkSetupFlags(target, *write, *remove, *wake, *noWake, stderr); !ok {
 		return code
 	}
+	if *remove && target == "codex" {
+		return removeCodex(getenv, stdout, stderr)
+	}
 	if *remove {
 		return removeHooks(*file, getenv, stdout, stderr)
 	}
@@ -170,6 +173,9 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
+	}
+	if *write && target == "codex" {
+		return writeCodex(in, getenv, stdout, stderr)
 	}
 	w := wakeChoice{wanted: !*noWake}
 	if w.wanted && (target == "hooks" || target == "" || target == "all") {
@@ -211,15 +217,22 @@ func checkSetupFlags(target string, write, remove, wake, noWake bool, stderr io.
 		return refuse("unknown target %q — use claude, codex, mcpp or hooks (or none for all)", target)
 	}
 	hooks := target == "hooks" || target == ""
+	writable := hooks || target == "codex"
 	switch {
 	case wake && noWake:
 		return refuse("--wake and --no-wake contradict each other — the idle wake is written unless --no-wake is given")
 	case (wake || noWake) && !hooks && target != "all":
-		return refuse("--wake and --no-wake belong to the hooks — run `mcpp-chat setup hooks --no-wake`")
-	case remove && (target != "hooks" || write || wake || noWake):
-		return refuse("--remove removes the hooks alone, the idle wake with them — run `mcpp-chat setup hooks --remove [--settings FILE]`")
-	case write && !hooks:
-		return refuse("--write only merges the hooks — run `mcpp-chat setup hooks --write`, and paste the %s snippet yourself", target)
+		return refuse("--wake and --no-wake belong to Claude Code's hooks (Codex has no idle wake) — run `mcpp-chat setup hooks --no-wake`")
+	case remove && write:
+		return refuse("--write and --remove contradict each other — run one of them")
+	case remove && target != "hooks" && target != "codex":
+		return refuse("--remove takes out what --write wrote — run `mcpp-chat setup hooks --remove` (Claude Code) or `mcpp-chat setup codex --remove`")
+	case remove && (wake || noWake):
+		return refuse("--remove removes every hook of ours, the idle wake with them — run `mcpp-chat setup hooks --remove [--settings FILE]`")
+	case write && !writable:
+		return refuse("--write merges the Claude Code hooks (setup hooks --write) or the Codex tables (setup codex --write) — paste the %s snippet yourself", target)
+	case write && target == "all":
+		return refuse("--write merges one client's configuration at a time — run `mcpp-chat setup hooks --write`, then `mcpp-chat setup codex --write`")
 	}
 	return 0, true
 }
@@ -246,7 +259,10 @@ a note, for a Claude Code older than the one mcpp-chat is tested with.
 --write merges the Claude Code hooks into the settings file: it keeps every other key
 and hook, adds ours once (an entry of ours in any form, for any path or database, is
 updated in place; one per event), and copies the file to FILE.bak first.
---remove takes every mcpp-chat hook out of the settings file the same careful way.`
+--remove takes every mcpp-chat hook out of the settings file the same careful way.
+setup codex --write merges the server table, the hooks feature flag and the hooks into
+Codex's config.toml ($CODEX_HOME or ~/.codex) the same careful way (config.toml.bak);
+setup codex --remove takes them out again.`
 
 func printHeader(w io.Writer, in installation) {
 	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)
@@ -278,27 +294,6 @@ func printClaude(w io.Writer, in installation) {
 		env = " -e " + a
 	}
 	fmt.Fprintf(w, "claude mcp add --scope user chat%s -- %s serve\n", env, shellQuote(in.exe))
-}
-
-func printCodex(w io.Writer, in installation) {
-	fmt.Fprintln(w, "# Codex: add to ~/.codex/config.toml (the folder Codex starts in is the party)")
-	fmt.Fprintln(w, "[mcp_servers.chat]")
-	fmt.Fprintf(w, "command = %s\n", jsonValue(in.exe))
-	fmt.Fprintln(w, `args = ["serve"]`)
-	fmt.Fprintln(w, "# The chat tools touch only the chat database. Without this line `codex exec` (approval")
-	fmt.Fprintln(w, "# policy \"never\") refuses every chat call as one that needs approval.")
-	fmt.Fprintln(w, `default_tools_approval_mode = "approve"`)
-	fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
-	fmt.Fprintln(w, "# without it the server would not find this install's database.")
-	if in.db == "" {
-		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
-		return
-	}
-	if in.hubFile != "" {
-		fmt.Fprintf(w, "env = { MCPP_CHAT_HUB_FILE = %s }\n", jsonValue(in.hubFile))
-		return
-	}
-	fmt.Fprintf(w, "env = { MCPP_CHAT_DB = %s }\n", jsonValue(in.db))
 }
 
 func printMCPP(w io.Writer, in installation) {

@@ -336,7 +336,7 @@ func Template(hooks []Hook) []byte {
 // It returns what it did and the backup written ("" for none).
 func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
 	var changes []Change
-	backup, err := editFile(path, true, func(old []byte) ([]byte, bool, error) {
+	backup, err := EditFile(path, true, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Merge(old, hooks)
 		changes = cs
 		return data, false, err
@@ -351,7 +351,7 @@ func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
 // file --write created does) is removed, its last version kept in the
 // .bak; deleted reports that.
 func RemoveFile(path string, match func(event, command string) bool) (changes []Change, backup string, deleted bool, err error) {
-	backup, err = editFile(path, false, func(old []byte) ([]byte, bool, error) {
+	backup, err = EditFile(path, false, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Remove(old, match)
 		changes = cs
 		deleted = err == nil && len(cs) > 0 && isEmptyObject(data)
@@ -370,7 +370,7 @@ func isEmptyObject(data []byte) bool {
 // folder, only if create), or removes it when fn says so. It copies a
 // file it changes to path.bak first and writes nothing when fn fails or
 // changes nothing.
-func editFile(path string, create bool, fn func(old []byte) (data []byte, remove bool, err error)) (backup string, err error) {
+func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove bool, err error)) (backup string, err error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // keep a dotfiles symlink a symlink
 	}

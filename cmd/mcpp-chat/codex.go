@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/codexconfig"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 )
 
@@ -29,6 +30,7 @@ const codexHooksFeature = "hooks"
 // feature flag (a key of [features]) and one hook group per event.
 type codexTables struct {
 	server   [][2]string // the server table's keys, their values raw
+	env      [][2]string // the server's env: our variables, their values raw
 	features [][2]string // our keys in [features]
 	hooks    []codexHook
 }
@@ -48,7 +50,7 @@ func codexTablesFor(in installation) codexTables {
 		features: [][2]string{{codexHooksFeature, "true"}},
 	}
 	if k, v := codexEnv(in); k != "" {
-		t.server = append(t.server, [2]string{"env", codexconfig.InlineTable([][2]string{{k, codexconfig.Quote(v)}})})
+		t.env = [][2]string{{k, codexconfig.Quote(v)}}
 	}
 	for _, ev := range hookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
@@ -58,11 +60,15 @@ func codexTablesFor(in installation) codexTables {
 
 // codexEnv is the variable the server table gives the server: Codex passes
 // a server only a few of the user's variables, so the server would not
-// find this install's chat without it. "" when the config is broken.
+// find this install's chat without it. "" when it needs none — a team
+// store this install's config.yaml names: there a MCPP_CHAT_DB would be a
+// chat of its own, on this machine alone — or the config is broken.
 func codexEnv(in installation) (key, value string) {
 	switch {
 	case in.hubFile != "":
 		return "MCPP_CHAT_HUB_FILE", in.hubFile
+	case in.teamStore != "":
+		return in.storeVar[0], in.storeVar[1]
 	case in.db != "":
 		return "MCPP_CHAT_DB", in.db
 	}
@@ -82,17 +88,23 @@ func printCodex(w io.Writer, in installation) {
 	fmt.Fprintln(w, "# `mcpp-chat setup codex --write` merge it in (it keeps everything else and writes a .bak)")
 	fmt.Fprintln(w, "[mcp_servers.chat]")
 	for _, kv := range t.server {
-		switch kv[0] {
-		case "default_tools_approval_mode":
+		if kv[0] == "default_tools_approval_mode" {
 			fmt.Fprintln(w, "# The chat tools touch only the chat database. Without this line `codex exec` (approval")
 			fmt.Fprintln(w, "# policy \"never\") refuses every chat call as one that needs approval.")
-		case "env":
-			fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
-			fmt.Fprintln(w, "# without it the server would not find this install's chat.")
 		}
 		fmt.Fprintf(w, "%s = %s\n", kv[0], kv[1])
 	}
-	if in.db == "" {
+	switch {
+	case len(t.env) > 0:
+		fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
+		fmt.Fprintln(w, "# without it the server would not find this install's chat.")
+		fmt.Fprintf(w, "env = %s\n", codexconfig.InlineTable(t.env))
+	case in.teamStore != "" && in.storeNote != "":
+		fmt.Fprintf(w, "# The chat is the team store %s, which Codex's server would not find: %s.\n", redact.URL(in.teamStore), in.storeNote)
+	case in.teamStore != "":
+		fmt.Fprintf(w, "# No env: the server finds the team store %s through this install's config.yaml\n", redact.URL(in.teamStore))
+		fmt.Fprintln(w, "# (storage.url), as every client does; a MCPP_CHAT_DB here would be a chat of its own.")
+	case in.db == "":
 		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
 	}
 	fmt.Fprintln(w)
@@ -222,7 +234,7 @@ func mergeCodex(data []byte, t codexTables) ([]byte, []codexChange, error) {
 		}
 	}
 	var changes []codexChange
-	blocks, changes, err := mergeServer(blocks, t.server, changes)
+	blocks, changes, err := mergeServer(blocks, t.server, t.env, changes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,7 +264,7 @@ func under(b codexconfig.Block, name string) bool {
 	return len(b.Path) > 2 && b.Path[0] == "mcp_servers" && b.Path[1] == name
 }
 
-func mergeServer(blocks []codexconfig.Block, keys [][2]string, changes []codexChange) ([]codexconfig.Block, []codexChange, error) {
+func mergeServer(blocks []codexconfig.Block, keys, env [][2]string, changes []codexChange) ([]codexconfig.Block, []codexChange, error) {
 	at := -1
 	var out []codexconfig.Block
 	for _, b := range blocks {
@@ -269,6 +281,9 @@ func mergeServer(blocks []codexconfig.Block, keys [][2]string, changes []codexCh
 		out = append(out, b)
 	}
 	if at < 0 {
+		if len(env) > 0 {
+			keys = append(keys, [2]string{"env", codexconfig.InlineTable(env)})
+		}
 		out = appendBlock(out, []string{"mcp_servers", "chat"}, false, keys)
 		return out, append(changes, codexChange{"server chat", "added", ""}), nil
 	}
@@ -281,17 +296,19 @@ func mergeServer(blocks []codexconfig.Block, keys [][2]string, changes []codexCh
 	}
 	changed := false
 	for _, kv := range keys {
-		if kv[0] == "env" && envTable >= 0 {
-			// The env as a table of its own: our variables go there.
-			changed = setEnvTable(&out[envTable], kv[1]) || changed
-			continue
-		}
-		if kv[0] == "env" {
-			kv[1] = mergedEnv(out[at], kv[1])
-		}
 		c, ok := out[at].Set(kv[0], kv[1])
 		if !ok {
 			return nil, nil, fmt.Errorf("[mcp_servers.%s] writes %s on several lines — write it on one line, or replace the table with what `mcpp-chat setup codex` prints", name, kv[0])
+		}
+		changed = changed || c
+	}
+	if envTable >= 0 {
+		// The env as a table of its own: our variables go there.
+		changed = setEnvTable(&out[envTable], env) || changed
+	} else {
+		c, ok := setEnv(&out[at], env)
+		if !ok {
+			return nil, nil, fmt.Errorf("[mcp_servers.%s] writes env on several lines — write it on one line, or replace the table with what `mcpp-chat setup codex` prints", name)
 		}
 		changed = changed || c
 	}
@@ -301,30 +318,37 @@ func mergeServer(blocks []codexconfig.Block, keys [][2]string, changes []codexCh
 	return out, changes, nil
 }
 
-// mergedEnv is the server table's env with our variables set and the
-// user's others kept: ours first, then theirs as they were.
-func mergedEnv(b codexconfig.Block, ours string) string {
-	pairs := codexconfig.Pairs(ours)
-	old, _ := b.Value("env")
+// setEnv gives the server table's inline env our variables, keeping the
+// user's others after them and taking out other MCPP_CHAT_ ones, which
+// would point elsewhere; an env left empty goes.
+func setEnv(b *codexconfig.Block, ours [][2]string) (changed, ok bool) {
+	pairs := append([][2]string(nil), ours...)
+	old, had := b.Value("env")
 	for _, kv := range codexconfig.Pairs(old) {
 		if !strings.HasPrefix(kv[0], "MCPP_CHAT_") {
 			pairs = append(pairs, kv)
 		}
 	}
-	return codexconfig.InlineTable(pairs)
+	if len(pairs) == 0 {
+		return had && b.Delete("env"), true
+	}
+	return b.Set("env", codexconfig.InlineTable(pairs))
 }
+
+// ourVariables are the variables that choose an install's chat.
+var ourVariables = []string{"MCPP_CHAT_DB", "MCPP_CHAT_HUB_FILE", "MCPP_CHAT_HOME", "MCPP_CHAT_CONFIG", "MCPP_CHAT_STORE"}
 
 // setEnvTable sets our variables in an [mcp_servers.NAME.env] table and
 // takes out the other MCPP_CHAT_ ones, which would point elsewhere.
-func setEnvTable(b *codexconfig.Block, ours string) bool {
+func setEnvTable(b *codexconfig.Block, ours [][2]string) bool {
 	changed := false
 	want := map[string]bool{}
-	for _, kv := range codexconfig.Pairs(ours) {
+	for _, kv := range ours {
 		want[kv[0]] = true
 		c, _ := b.Set(kv[0], kv[1])
 		changed = changed || c
 	}
-	for _, k := range []string{"MCPP_CHAT_DB", "MCPP_CHAT_HUB_FILE", "MCPP_CHAT_HOME", "MCPP_CHAT_CONFIG", "MCPP_CHAT_STORE"} {
+	for _, k := range ourVariables {
 		if !want[k] {
 			changed = b.Delete(k) || changed
 		}

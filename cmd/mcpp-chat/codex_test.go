@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +247,77 @@ func TestDoctorChecksTheCodexHooks(t *testing.T) {
 		if code != exitError || !strings.Contains(out, want) {
 			t.Errorf("exit %d, want a warning holding %q:\n%s", code, want, out)
 		}
+	}
+}
+
+// On a team store (storage.url in the install's config.yaml) Codex's
+// server finds the store as every client does: setup codex names no
+// database — one would be a chat of its own, on this machine alone — and
+// --write takes out the one an earlier setup pinned, keeping the user's
+// variables; doctor warns of a table that would split the chat, and not of
+// one that pins the install's own file (it gives way to storage.url).
+func TestSetupCodexOnATeamStore(t *testing.T) {
+	dir := fakeInstall(t, true)
+	store := "postgres://chat@127.0.0.1:1/chat"
+	writeFile(t, filepath.Join(dir, "config.yaml"), "storage:\n  url: "+store+"\n", 0o600)
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	_, all, _ := runSetupEnv(t, env)
+	if !strings.Contains(all, "# chat: the team store "+store) || strings.Contains(all, "MCPP_CHAT_DB=") || strings.Contains(all, "MCPP_CHAT_DB =") {
+		t.Errorf("setup on a team store:\n%s", all)
+	}
+	_, out, _ := runSetupEnv(t, env, "codex")
+	if got := tomlTable(t, out, "mcp_servers.chat")["env"]; got != "" || !strings.Contains(out, "finds the team store "+store) {
+		t.Errorf("setup codex on a team store: env %q\n%s", got, out)
+	}
+
+	// doctor as this install's: its config.yaml names the team store.
+	doctor := func() string {
+		t.Helper()
+		env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": dir, "MCPP_CHAT_WORKSPACE": home}
+		var out bytes.Buffer
+		run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		if !strings.Contains(out.String(), "store:       "+store) {
+			t.Fatalf("doctor does not see the team store:\n%s", out.String())
+		}
+		return out.String()
+	}
+	file := filepath.Join(home, ".codex", "config.toml")
+	pinned := "[mcp_servers.chat]\ncommand = " + codexconfig.Quote(filepath.Join(dir, "bin", "mcpp-chat")) + "\nargs = [\"serve\"]\nenv = { MCPP_CHAT_DB = " +
+		codexconfig.Quote(filepath.Join(dir, "chat.db")) + ", MINE = \"kept\" }\n"
+	writeFile(t, file, pinned, 0o600)
+	if out := doctor(); strings.Contains(out, "not this install's") {
+		t.Errorf("a table pinning the install's own file (it gives way to storage.url):\n%s", out)
+	}
+	writeFile(t, file, strings.Replace(pinned, filepath.Join(dir, "chat.db"), "/elsewhere/chat.db", 1), 0o600)
+	if out := doctor(); !strings.Contains(out, "its server opens the database /elsewhere/chat.db, not this install's team store "+store) {
+		t.Errorf("a table that splits the chat: no warning\n%s", out)
+	}
+	if code, out, errs := runSetupEnv(t, env, "codex", "--write"); code != 0 || !strings.Contains(out, "server chat") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	data, _ := os.ReadFile(file)
+	if strings.Contains(string(data), "MCPP_CHAT_DB") || !strings.Contains(string(data), `env = { MINE = "kept" }`) {
+		t.Errorf("--write on a team store left:\n%s", data)
+	}
+	if out := doctor(); strings.Contains(out, "not this install's") {
+		t.Errorf("after --write doctor still sees a split:\n%s", out)
+	}
+}
+
+// A team store chosen by MCPP_CHAT_STORE reaches Codex's server only
+// through the table's env — unless the URL holds a password, which setup
+// does not print: it says to put the URL in storage.url instead.
+func TestSetupCodexOnATeamStoreFromTheEnvironment(t *testing.T) {
+	fakeInstall(t, true)
+	store := "postgres://chat@db.example/chat"
+	_, out, _ := runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_STORE": store}, "codex")
+	if got := tomlTable(t, out, "mcp_servers.chat")["env"]; got != `{ MCPP_CHAT_STORE = "`+store+`" }` {
+		t.Errorf("env = %q\n%s", got, out)
+	}
+	secret := "postgres://chat:s3cret@db.example/chat"
+	_, out, _ = runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_STORE": secret}, "codex")
+	if strings.Contains(out, "s3cret") || tomlTable(t, out, "mcp_servers.chat")["env"] != "" || !strings.Contains(out, "storage.url") {
+		t.Errorf("a store URL with a password:\n%s", out)
 	}
 }

@@ -46,7 +46,7 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	exe, hook := thisInstall()
-	want := hookWant{hook: hook, db: in.paths.DB, env: getenv}
+	want := hookWant{hook: hook, store: in.paths.Store, env: getenv}
 	for _, ok := range []bool{
 		checkCheckout(stdout, in.paths),
 		checkPermissions(stdout, in.paths, exe, hook),

@@ -49,7 +49,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 		want           string
 	}{
 		{"ours, working", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       SessionStart, Stop, UserPromptSubmit in "},
-		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's"},
+		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's database"},
 		{"another install's hook", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB `+other+` --event Stop"`, 1), exitError, "runs " + other + ", not this install's " + hook},
 		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: mcpp-chat setup hooks --write"},
 		{"twice", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"}, {"type": "command", "command": "MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "runs mcpp-chat's Stop hook 2 times"},
@@ -135,7 +135,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 	for _, want := range []string{
 		`registered:  "chat" in Claude Code, user scope (` + filepath.Join(home, ".claude.json") + "): " + exe + " serve",
 		"/gone/bin/mcpp-chat is missing",
-		"Claude Code, project scope (" + filepath.Join(home, ".mcp.json") + "): its server opens the database /srv/other.db, not this install's " + db,
+		"Claude Code, project scope (" + filepath.Join(home, ".mcp.json") + "): its server opens the database /srv/other.db, not this install's database " + db,
 		`registered:  "chat" in Codex`,
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.

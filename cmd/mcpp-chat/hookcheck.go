@@ -16,11 +16,11 @@ import (
 )
 
 // hookWant is what this install's hooks should run: its hook binary, on
-// its database.
+// its store.
 type hookWant struct {
-	hook string
-	db   string
-	env  func(string) string
+	hook  string
+	store string // sqlite:<file>, or a team store's or hub's URL
+	env   func(string) string
 }
 
 // maxSettingsBytes bounds the Claude Code settings file doctor reads; a
@@ -134,8 +134,8 @@ func hookProblems(h hookLine, want hookWant) []string {
 	if !sameFile(h.prog, want.hook) {
 		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: mcpp-chat setup hooks --write", h.prog, want.hook))
 	}
-	if db := effectiveDB(h.prog, h.env, want.env); db != "" && db != want.db {
-		out = append(out, fmt.Sprintf("reads the database %s, not this install's %s — run: mcpp-chat setup hooks --write (it gives the hook this database)", db, want.db))
+	if store := effectiveStore(h.prog, h.env, want.env); store != "" && store != want.store {
+		out = append(out, fmt.Sprintf("reads the %s, not this install's %s — run: mcpp-chat setup hooks --write (it gives the hook this install's chat)", storeName(store), storeName(want.store)))
 	}
 	return out
 }

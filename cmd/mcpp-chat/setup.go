@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 	"github.com/mcpp/mcpp-chat/internal/text"
 )
@@ -55,6 +56,14 @@ type installation struct {
 	// MCPP_CHAT_DB would even hide the hub (it wins over the saved one),
 	// so the snippets name this file instead, when they name anything.
 	hubFile string
+	// teamStore is a team store on PostgreSQL the chat lives in, "" for
+	// none; storeVar is the variable that gives a client it when the
+	// client would not find it on its own (Codex passes a server only a
+	// few variables), empty when it would; storeNote says why a variable
+	// that chose it cannot be passed on.
+	teamStore string
+	storeVar  [2]string
+	storeNote string
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -81,7 +90,36 @@ func findInstallation(getenv func(string) string) (installation, error) {
 		in.hubFile = paths.Hub
 		in.carryDB = err != nil || own.Store != paths.Store || own.Hub != paths.Hub
 	}
+	if config.IsPostgres(paths.Store) {
+		in.teamStore = paths.Store
+		if err != nil || own.Store != paths.Store {
+			in.storeVar, in.storeNote = storeVariable(getenv)
+		}
+	}
 	return in, nil
+}
+
+// storeVariable is the variable of ours that chose the team store, to pass
+// on to a client that would not find it: MCPP_CHAT_STORE, unless it holds
+// a password (which setup does not print: note says where to put the URL
+// instead), else MCPP_CHAT_CONFIG or MCPP_CHAT_HOME, which lead to a
+// config.yaml that names it.
+func storeVariable(getenv func(string) string) (kv [2]string, note string) {
+	if url := getenv("MCPP_CHAT_STORE"); url != "" {
+		if redact.URL(url) != url {
+			return kv, "MCPP_CHAT_STORE holds a password, which setup does not print: put the URL in storage.url of this install's config.yaml instead, where every client finds it"
+		}
+		return [2]string{"MCPP_CHAT_STORE", url}, ""
+	}
+	for _, k := range []string{"MCPP_CHAT_CONFIG", "MCPP_CHAT_HOME"} {
+		if v := getenv(k); v != "" {
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+			return [2]string{k, v}, ""
+		}
+	}
+	return kv, ""
 }
 
 // withoutOurVariables is the environment a client gives a server or hook
@@ -271,6 +309,8 @@ func printHeader(w io.Writer, in installation) {
 		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
 	case in.hubFile != "":
 		fmt.Fprintf(w, "# chat: the team hub saved in %s (mcpp-chat connect) — every client below uses it\n", in.hubFile)
+	case in.teamStore != "":
+		fmt.Fprintf(w, "# chat: the team store %s — every client below reaches it\n", redact.URL(in.teamStore))
 	case in.carryDB:
 		fmt.Fprintf(w, "# database: %s — not this binary's own default, so every snippet below\n", in.db)
 		fmt.Fprintln(w, "# names it (MCPP_CHAT_DB) and every client shares it")

@@ -598,9 +598,17 @@ func TestWaiterLookSparesReadsWhileNoCommitIsVisible(t *testing.T) {
 	look(2)
 	l.lastRead = time.Now().Add(-markTrust) // the same mark, but long enough ago
 	look(3)
-	mark = "" // cannot tell: read
+	// A -wal written moments ago: a commit on its way, however long ago
+	// the last read was.
+	wrote := time.Now()
+	l.written = func() time.Time { return wrote }
+	l.lastRead = time.Now().Add(-time.Hour)
+	look(3)
+	wrote = time.Now().Add(-markTrust)
 	look(4)
+	mark = "" // cannot tell: read
 	look(5)
-	l.mark = nil // a store without a mark
 	look(6)
+	l.mark = nil // a store without a mark
+	look(7)
 }

@@ -50,6 +50,13 @@ func runWaiter(ctx context.Context, o Options) int {
 	open := o.opener(paths)
 	pending := func(ctx context.Context) (store.Pending, error) { return readPending(ctx, open, party.Root) }
 	mark := func() string { return store.CommitMark(paths.DB) }
+	written := func() time.Time {
+		info, err := os.Stat(paths.DB + "-wal")
+		if err != nil {
+			return time.Time{}
+		}
+		return info.ModTime()
+	}
 	switch {
 	case config.IsHub(paths.Store):
 		if o.HubChanges == nil || o.TeamHub == nil {
@@ -74,7 +81,7 @@ func runWaiter(ctx context.Context, o Options) int {
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, deadline: o.deadline()}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline()}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
@@ -161,7 +168,9 @@ type watcherLook struct {
 	pending            func(context.Context) (store.Pending, error)
 	// mark is the store's commit mark (store.CommitMark), "" when it
 	// cannot tell; nil for a store without one (every look reads).
+	// written is when the database's -wal was last written.
 	mark     func() string
+	written  func() time.Time
 	deadline time.Duration // bounds one look
 	looked   bool          // a look was taken: blocked is what it saw
 	blocked  []string      // without a record, what blocked at the last look
@@ -171,13 +180,16 @@ type watcherLook struct {
 	lastRead time.Time
 }
 
-// markTrust is how long after a read an unchanged commit mark spares the
-// next look. A commit appends its frames to the -wal, each a notification,
-// before it becomes visible; a look at each would open the database for
-// nothing while the peer's commit waits for the processor. Past it the
-// waiter reads whatever the mark says (a writer that died between
-// appending its commit and publishing it leaves the mark unchanged): the
-// watcher looks again 50 ms and more after each write.
+// markTrust is how long an unchanged commit mark spares a look: after a
+// read, or after a write to the -wal. A commit appends its frames to the
+// -wal, each a notification, before it becomes visible; a look at each
+// would open the database for nothing while the peer's commit waits for
+// the processor, and a look that read the mark just before the commit was
+// published would see the commit under the mark before it, which the
+// wake's record (WakeQuiet) must not hold. Past it the waiter reads
+// whatever the mark says (a writer that died between appending its commit
+// and publishing it leaves the mark unchanged): the watcher looks again
+// 50 ms and more after each write.
 const markTrust = 40 * time.Millisecond
 
 // check reads the database and reports the wake reason when something
@@ -191,7 +203,7 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	if l.mark != nil {
 		mark = l.mark()
 	}
-	if l.looked && mark != "" && mark == l.lastMark && time.Since(l.lastRead) < markTrust {
+	if l.looked && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
 		return "", false // no commit became visible since the last look
 	}
 	look, cancel := context.WithTimeout(ctx, l.deadline)
@@ -225,6 +237,15 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	l.looked, l.blocked = true, blockingKeys(p)
 	l.lastMark, l.lastRead = mark, began
 	return ans.Text, ans.Text != ""
+}
+
+// writing reports a -wal written moments ago: a commit on its way.
+func (l *watcherLook) writing() bool {
+	if l.written == nil {
+		return false
+	}
+	at := l.written()
+	return !at.IsZero() && time.Since(at) < markTrust
 }
 
 // wakeAnswer is a waiter's report on stderr, made once per state as a Stop

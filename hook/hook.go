@@ -1,5 +1,6 @@
-// Package hook is the Claude Code hook: it tells a session what waits on
-// its repository in the chat, without ever changing the chat. It reads the
+// Package hook is the Claude Code hook, which Codex (0.171 and later) runs
+// as well, with the same events and output shapes: it tells a session what
+// waits on its repository in the chat, without ever changing the chat. It reads the
 // database through a read-only handle, prints Claude Code's output shapes,
 // keeps a tiny per-session file so that it does not repeat itself, and
 // stays silent on any error: a hook must never break a session.
@@ -182,9 +183,9 @@ func answer(ctx context.Context, o Options) string {
 	var fp string
 	if !config.IsPostgres(paths.Store) {
 		fp, _ = store.Fingerprint(paths.DB)
-	}
-	if fp != "" && fp == quietAt(dir, pl, party.Root, event) {
-		return "" // nothing was written since this event last had nothing new to say
+		if quiet(dir, pl, party.Root, event, fp, paths.DB) {
+			return "" // nothing was written since this event last had nothing new to say
+		}
 	}
 	p, err := readPending(ctx, o.opener(paths), party.Root)
 	if err != nil {
@@ -239,14 +240,27 @@ func tellsSession(event string) bool {
 // quietAt is the state at which event last had nothing new to say to the
 // payload's session; "" when its record says none.
 func quietAt(dir string, pl Payload, root, event string) string {
-	if dir == "" || pl.SessionID == "" {
-		return ""
-	}
 	st, ok := PeekState(dir, pl.SessionID, root)
 	if !ok {
 		return ""
 	}
 	return st.quietAt(event)
+}
+
+// quiet reports that the database at db, at fingerprint fp, holds nothing
+// event has not told the payload's session: its record says so for this
+// fingerprint, or a wake told everything at the commit the database is
+// still at.
+func quiet(dir string, pl Payload, root, event, fp, db string) bool {
+	st, ok := PeekState(dir, pl.SessionID, root)
+	switch {
+	case !ok:
+		return false
+	case fp != "" && fp == st.quietAt(event):
+		return true
+	}
+	mark, ok := store.CommitMark(db)
+	return event == UserPromptSubmit && ok && st.WakeQuiet == mark
 }
 
 // answerWith is what p, read at the state fp, tells event; the events a
@@ -289,6 +303,7 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 // while the database stays at fingerprint fp.
 func remember(st *State, event, fp string, ans Answer) {
 	st.Told, st.Blocked = ans.Told, ans.Blocked
+	st.WakeQuiet = ""
 	switch event {
 	case SessionStart, UserPromptSubmit:
 		st.PromptQuiet = ""

@@ -566,3 +566,73 @@ func TestSenderIsToldWhoReadItsMessage(t *testing.T) {
 		t.Errorf("told again:\n%s", out)
 	}
 }
+
+// Claude Code runs UserPromptSubmit for a wake before it sends the model
+// anything. When the wake told everything, that run stays silent without
+// reading the database, for as long as no commit follows: the session's
+// record keeps the commit mark the wake read at.
+func TestWakeLeavesItsPromptQuiet(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.letFilesAge(t) // a commit mark needs a database file older than a clock tick
+	w := f.waiter(ctx, "s1", time.Minute)
+	w.waitLook(t)
+	if _, err := f.db.Ask(ctx, f.gw, store.AskArgs{Title: "Is the enum closed?", Body: "I need FRAME_AUX.", Slug: "chunk-api"}); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-w.done; code != ExitWake {
+		t.Fatalf("exit %d", code)
+	}
+	st, _ := PeekState(f.stateDir, "s1", f.dashRoot)
+	if mark, _ := store.CommitMark(f.db.Path()); st.WakeQuiet == "" || st.WakeQuiet != mark {
+		t.Fatalf("the record's wake mark is %q, want the database's %q", st.WakeQuiet, mark)
+	}
+	// Were the database read, the forgotten record would tell it all.
+	f.forget(t, "s1")
+	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
+		t.Fatalf("the prompt after the wake read the database:\n%s", out)
+	}
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "and one more thing", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, f.run(t, UserPromptSubmit, "s1"), "and one more thing", "FRAME_AUX")
+	if st, _ := PeekState(f.stateDir, "s1", f.dashRoot); st.WakeQuiet != "" {
+		t.Errorf("a prompt that read kept the wake's mark %q", st.WakeQuiet)
+	}
+}
+
+// A commit appends its frames to the -wal, each a notification, before
+// it becomes visible: while the commit mark stays where the last read
+// saw it, moments ago, a waiter's look does not open the database.
+func TestWaiterLookSparesReadsWhileNoCommitIsVisible(t *testing.T) {
+	ctx := context.Background()
+	reads, mark := 0, "m1"
+	l := watcherLook{deadline: time.Second, mark: func() string { return mark },
+		pending: func(context.Context) (store.Pending, error) { reads++; return store.Pending{}, nil }}
+	look := func(want int) {
+		t.Helper()
+		l.check(ctx)
+		if reads != want {
+			t.Fatalf("mark %q: %d reads, want %d", mark, reads, want)
+		}
+	}
+	look(1)
+	look(1) // the same mark, moments later
+	mark = "m2"
+	look(2)
+	l.lastRead = time.Now().Add(-markTrust) // the same mark, but long enough ago
+	look(3)
+	// A -wal written moments ago: a commit on its way, however long ago
+	// the last read was.
+	wrote := time.Now()
+	l.written = func() time.Time { return wrote }
+	l.lastRead = time.Now().Add(-time.Hour)
+	look(3)
+	wrote = time.Now().Add(-markTrust)
+	look(4)
+	mark = "" // cannot tell: read
+	look(5)
+	look(6)
+	l.mark = nil // a store without a mark
+	look(7)
+}

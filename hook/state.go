@@ -35,10 +35,18 @@ type State struct {
 	// the database, which is most of a hook run.
 	PromptQuiet string `json:"prompt_quiet,omitempty"`
 	StopQuiet   string `json:"stop_quiet,omitempty"`
+	// WakeQuiet is the database's commit mark (store.CommitMark) at which
+	// a wake told the session everything UserPromptSubmit would: Claude
+	// Code runs UserPromptSubmit for the wake and sends the model nothing
+	// until it is done, so that run stays silent without opening the
+	// database while no commit followed. A fingerprint cannot serve: the
+	// waiter reports moments after the commit, before the files' times can
+	// be trusted. Any later answer that reads the database clears it.
+	WakeQuiet string `json:"wake_quiet,omitempty"`
 }
 
 // quietAt is the fingerprint at which event has nothing new to say, or "".
-func (st *State) quietAt(event string) string {
+func (st State) quietAt(event string) string {
 	switch event {
 	case UserPromptSubmit:
 		return st.PromptQuiet
@@ -49,7 +57,7 @@ func (st *State) quietAt(event string) string {
 }
 
 // seen is what Respond needs of the record.
-func (st *State) seen() Seen {
+func (st State) seen() Seen {
 	return Seen{Told: st.Told, Blocked: st.Blocked, Recorded: true}
 }
 

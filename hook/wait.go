@@ -49,12 +49,21 @@ func runWaiter(ctx context.Context, o Options) int {
 	var w Changes
 	open := o.opener(paths)
 	pending := func(ctx context.Context) (store.Pending, error) { return readPending(ctx, open, party.Root) }
+	mark := func() string { m, _ := store.CommitMark(paths.DB); return m } // "": it cannot tell
+	written := func() time.Time {
+		info, err := os.Stat(paths.DB + "-wal")
+		if err != nil {
+			return time.Time{}
+		}
+		return info.ModTime()
+	}
 	switch {
 	case config.IsHub(paths.Store):
 		if o.HubChanges == nil || o.TeamHub == nil {
 			return ExitOK
 		}
 		w = o.HubChanges(paths, party.Name)
+		mark = nil
 		pending = func(ctx context.Context) (store.Pending, error) {
 			p, _, _, err := o.TeamHub(ctx, paths, party.Name, "")
 			return p, err
@@ -64,6 +73,7 @@ func runWaiter(ctx context.Context, o Options) int {
 			return ExitOK
 		}
 		w = o.TeamChanges(paths.Store)
+		mark = nil
 	default:
 		if w, err = wake.Watch(paths.DB, paths.Tick); err != nil {
 			return ExitOK
@@ -71,7 +81,7 @@ func runWaiter(ctx context.Context, o Options) int {
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, deadline: o.deadline()}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline()}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
@@ -156,10 +166,31 @@ func readPayloadWithin(ctx context.Context, o Options) (Payload, error) {
 type watcherLook struct {
 	dir, session, root string
 	pending            func(context.Context) (store.Pending, error)
-	deadline           time.Duration // bounds one look
-	looked             bool          // a look was taken: blocked is what it saw
-	blocked            []string      // without a record, what blocked at the last look
+	// mark is the store's commit mark (store.CommitMark), "" when it
+	// cannot tell; nil for a store without one (every look reads).
+	// written is when the database's -wal was last written.
+	mark     func() string
+	written  func() time.Time
+	deadline time.Duration // bounds one look
+	looked   bool          // a look was taken: blocked is what it saw
+	blocked  []string      // without a record, what blocked at the last look
+	// lastMark and lastRead are the mark before the last read and when
+	// that read began.
+	lastMark string
+	lastRead time.Time
 }
+
+// markTrust is how long an unchanged commit mark spares a look: after a
+// read, or after a write to the -wal. A commit appends its frames to the
+// -wal, each a notification, before it becomes visible; a look at each
+// would open the database for nothing while the peer's commit waits for
+// the processor, and a look that read the mark just before the commit was
+// published would see the commit under the mark before it, which the
+// wake's record (WakeQuiet) must not hold. Past it the waiter reads
+// whatever the mark says (a writer that died between appending its commit
+// and publishing it leaves the mark unchanged): the watcher looks again
+// 50 ms and more after each write.
+const markTrust = 40 * time.Millisecond
 
 // check reads the database and reports the wake reason when something
 // waits on the session that neither the Stop hook nor a waiter reported.
@@ -168,8 +199,16 @@ type watcherLook struct {
 // records: Claude Code runs UserPromptSubmit for the wake, which must not
 // tell the model again what the wake just told it.
 func (l *watcherLook) check(ctx context.Context) (string, bool) {
+	mark := ""
+	if l.mark != nil {
+		mark = l.mark()
+	}
+	if l.looked && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
+		return "", false // no commit became visible since the last look
+	}
 	look, cancel := context.WithTimeout(ctx, l.deadline)
 	defer cancel()
+	began := time.Now()
 	p, err := l.pending(look)
 	if err != nil {
 		return "", false
@@ -180,6 +219,13 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 		err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
 			ans = wakeAnswer(p, st.seen())
 			st.Told, st.Blocked = ans.Told, ans.Blocked
+			st.WakeQuiet = ""
+			// Claude Code runs UserPromptSubmit for the wake before it
+			// sends the model anything: when that run would have
+			// nothing to say, it may know so without the database.
+			if after := Respond(UserPromptSubmit, p, st.seen()); ans.Text != "" && after.Text == "" && !after.Untold {
+				st.WakeQuiet = mark
+			}
 		})
 	}
 	if !recorded || err != nil {
@@ -189,7 +235,17 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 		}
 	}
 	l.looked, l.blocked = true, blockingKeys(p)
+	l.lastMark, l.lastRead = mark, began
 	return ans.Text, ans.Text != ""
+}
+
+// writing reports a -wal written moments ago: a commit on its way.
+func (l *watcherLook) writing() bool {
+	if l.written == nil {
+		return false
+	}
+	at := l.written()
+	return !at.IsZero() && time.Since(at) < markTrust
 }
 
 // wakeAnswer is a waiter's report on stderr, made once per state as a Stop

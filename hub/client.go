@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,8 +35,13 @@ type Client struct {
 	// Patience is how long past its own work a call waits for the hub's
 	// answer; 0 means DefaultPatience.
 	Patience time.Duration
+	// Renew, if set, gives the token to use when the hub refuses the one
+	// a request carried: a member saves a new one with mcpp-chat connect
+	// while its serve and watch run on. "" or the same token: none newer.
+	Renew func() string
 
 	ids atomic.Int64
+	mu  sync.Mutex // guards Token once requests are under way
 }
 
 // NewClient is a client of the hub at rawURL (with or without its /mcp).
@@ -67,16 +73,30 @@ func (c *Client) request(ctx context.Context, method, path string, body io.Reade
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Authorization", "Bearer "+c.token())
 	if c.Party != "" {
 		req.Header.Set(PartyHeader, c.Party)
 	}
 	return req, nil
 }
 
+func (c *Client) token() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Token
+}
+
 // do sends req; an answer other than ok is an error that says what to do.
+// A token the hub refuses is renewed, if Renew has a newer one, and the
+// request sent again with it.
 func (c *Client) do(req *http.Request, ok ...int) (*http.Response, error) {
 	resp, err := c.HTTP.Do(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		if again := c.renewed(req); again != nil {
+			resp.Body.Close()
+			resp, err = c.HTTP.Do(again)
+		}
+	}
 	if err != nil {
 		return nil, c.unreachable(req.Context(), err)
 	}
@@ -87,6 +107,56 @@ func (c *Client) do(req *http.Request, ok ...int) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	return nil, c.refused(resp)
+}
+
+// renewed is req with the token Renew gives, when it differs from the one
+// req carried and req can be sent again; else nil.
+func (c *Client) renewed(req *http.Request) *http.Request {
+	if c.Renew == nil || (req.Body != nil && req.GetBody == nil) {
+		return nil
+	}
+	fresh := c.Renew()
+	if fresh == "" || req.Header.Get("Authorization") == "Bearer "+fresh {
+		return nil
+	}
+	c.mu.Lock()
+	c.Token = fresh
+	c.mu.Unlock()
+	again := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil
+		}
+		again.Body = body
+	}
+	again.Header.Set("Authorization", "Bearer "+fresh)
+	return again
+}
+
+// Trouble tells, for a process that keeps at the hub (watch, serve), what
+// kind of trouble err is — "token" when the hub refuses the token, "status
+// N" for another refusal, "unreachable" for anything else — so that it can
+// speak once per trouble rather than at each retry, and says it in a
+// sentence without the advice meant for a single call.
+func (c *Client) Trouble(err error) (kind, sentence string) {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		if refused.Status == http.StatusUnauthorized || refused.Status == http.StatusForbidden {
+			return "token", refused.Msg
+		}
+		return fmt.Sprintf("status %d", refused.Status), fmt.Sprintf("the team hub at %s answers %d %s", c.Where(), refused.Status, http.StatusText(refused.Status))
+	}
+	cause := err
+	var line *lineError
+	if errors.As(err, &line) && line.cause != nil {
+		cause = line.cause
+	}
+	var request *url.Error // names the request, which says nothing here
+	if errors.As(cause, &request) {
+		cause = request.Err
+	}
+	return "unreachable", fmt.Sprintf("the team hub at %s cannot be reached (%v)", c.Where(), cause)
 }
 
 // ErrUnreachable is a hub that could not be reached at all: nothing was

@@ -46,8 +46,12 @@ func newClaude(t *testing.T, w *world) *claudeCode {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the printed line %q: %v\n%s", add, err, out)
 	}
-	if out, errs, code := w.run("setup", "hooks", "--write", "--settings", c.settings); code != 0 {
-		t.Fatalf("mcpp-chat setup hooks --write: exit %d\n%s%s", code, out, errs)
+	// With the pinned CLI on PATH, as a user's is: setup checks its version
+	// before it writes the idle wake.
+	setupHooks := exec.CommandContext(ctx, chatBin, "setup", "hooks", "--write", "--settings", c.settings)
+	setupHooks.Dir, setupHooks.Env = w.dir, c.env("")
+	if out, err := setupHooks.CombinedOutput(); err != nil {
+		t.Fatalf("mcpp-chat setup hooks --write: %v\n%s", err, out)
 	}
 	return c
 }
@@ -584,7 +588,7 @@ func readWhileMore(limit int) scripted.Step {
 	}
 }
 
-// The experimental wake entry `setup hooks --wake` prints must not keep a
+// The idle wake entry `setup hooks --write` writes must not keep a
 // non-interactive run alive: `claude -p` waits for background hooks. The
 // bound only tells "ends" from "hangs" (a waiter runs up to an hour).
 const printRunEnd = 30 * time.Second
@@ -592,7 +596,7 @@ const printRunEnd = 30 * time.Second
 func TestClaudePrintRunEndsWithTheWakeHookInstalled(t *testing.T) {
 	w := newWorld(t)
 	c := newClaude(t, w)
-	addWakeHook(t, w, c.settings)
+	requireWakeHook(t, c.settings)
 	gw := gitRepo(t, w, "mesh-gw")
 	model := startModel(t, scripted.End("done"))
 
@@ -612,51 +616,26 @@ func TestClaudePrintRunEndsWithTheWakeHookInstalled(t *testing.T) {
 	}
 }
 
-// addWakeHook adds the experimental asyncRewake Stop entry, as `setup
-// hooks --wake` prints it, to the settings file (--write leaves it out).
-func addWakeHook(t *testing.T, w *world, settings string) {
+// requireWakeHook fails unless the settings file holds the idle wake,
+// the asyncRewake Stop entry `setup hooks --write` writes.
+func requireWakeHook(t *testing.T, settings string) {
 	t.Helper()
-	entry := wakeEntry(t, w)
 	data, err := os.ReadFile(settings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s map[string]any
+	var s struct {
+		Hooks map[string][]any `json:"hooks"`
+	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
-	hooks := s["hooks"].(map[string]any)
-	stop, _ := hooks["Stop"].([]any)
-	for _, group := range stop {
+	for _, group := range s.Hooks["Stop"] {
 		if bytes.Contains(mustJSON(t, group), []byte(`"asyncRewake":true`)) {
-			return // written already
+			return
 		}
 	}
-	hooks["Stop"] = append(stop, entry)
-	writeFile(t, settings, string(mustJSON(t, s)))
-}
-
-// wakeEntry is the Stop group holding the asyncRewake hook in the
-// settings `mcpp-chat setup hooks --wake` prints.
-func wakeEntry(t *testing.T, w *world) map[string]any {
-	t.Helper()
-	out, errs, code := w.run("setup", "hooks", "--wake")
-	if code != 0 {
-		t.Fatalf("mcpp-chat setup hooks --wake: exit %d\n%s%s", code, out, errs)
-	}
-	var printed struct {
-		Hooks map[string][]map[string]any `json:"hooks"`
-	}
-	if err := json.Unmarshal([]byte(out), &printed); err != nil {
-		t.Fatalf("mcpp-chat setup hooks --wake printed no settings JSON (%v):\n%s", err, out)
-	}
-	for _, group := range printed.Hooks["Stop"] {
-		if bytes.Contains(mustJSON(t, group), []byte(`"asyncRewake":true`)) {
-			return group
-		}
-	}
-	t.Fatalf("mcpp-chat setup hooks --wake printed no asyncRewake entry:\n%s", out)
-	return nil
+	t.Fatalf("mcpp-chat setup hooks --write wrote no idle wake (asyncRewake) entry:\n%s", data)
 }
 
 func mustJSON(t *testing.T, v any) []byte {

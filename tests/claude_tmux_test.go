@@ -14,9 +14,9 @@ import (
 )
 
 // Claude Code as a person runs it: interactive, in a terminal (a tmux
-// pane), with our hooks and the experimental asyncRewake Stop entry that
-// `setup hooks --wake` prints, which wakes an idle session when a peer
-// needs it.
+// pane), with the hooks `setup hooks --write` writes, among them the
+// asyncRewake Stop entry (the idle wake), which wakes an idle session when
+// a peer needs it.
 
 // terminal is a tmux server of its own running one program in a pane.
 type terminal struct {
@@ -216,12 +216,13 @@ func awaitWaiter(t *testing.T, w *world, not string) string {
 }
 
 // interactiveWorld is mesh-gw and node-dash seated together, with
-// Claude Code installed with every hook `setup hooks --wake` prints.
+// Claude Code installed with the hooks `setup hooks --write` writes, the
+// idle wake among them.
 func interactiveWorld(t *testing.T) (w *world, c *claudeCode, gw, dash string) {
 	t.Helper()
 	w = newWorld(t)
 	c = newClaude(t, w)
-	addWakeHook(t, w, c.settings)
+	requireWakeHook(t, c.settings)
 	gw, dash = seatPair(t, w)
 	return w, c, gw, dash
 }

@@ -22,6 +22,10 @@ type codex struct {
 	server string
 	// env is added to Codex's environment (a bearer token's variable).
 	env []string
+	// setUp: config.toml is the model provider plus what `mcpp-chat setup
+	// codex --write` merges into it (server, feature flag, hooks), not
+	// server.
+	setUp bool
 }
 
 // newCodex installs Codex for the world with our server in a table of
@@ -74,6 +78,11 @@ request_max_retries = 0
 stream_max_retries = 0
 
 `+c.server)
+	if c.setUp {
+		if out, errs, code := c.w.run("setup", "codex", "--write"); code != 0 {
+			t.Fatalf("mcpp-chat setup codex --write: exit %d\n%s%s", code, out, errs)
+		}
+	}
 }
 
 // run runs `codex exec` in dir against model and waits for it; the JSON

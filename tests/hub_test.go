@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -624,4 +625,83 @@ func awaitFileHolding(t *testing.T, path, want string, within time.Duration, why
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A member's watch and serve speak up when their line to the hub goes
+// wrong, one line on stderr per trouble however often they retry, and one
+// when it works again: the token revoked (and renewed with connect while
+// they run), then the hub killed and started again.
+func TestHubMemberWatchAndServeSpeakUp(t *testing.T) {
+	skipShort(t)
+	ht := newHubTeam(t)
+	a := ht.hub("A")
+	m, dashDir, tok := ht.connectedDash(a)
+	gw := hubMember(t, a.url, ht.issue("gw", "1h", "mesh-gw"), "")
+	mustHubCall(t, gw, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"node-dash"}}, nil)
+
+	session := m.serve(dashDir)
+	s, _ := servers.Load(session)
+	serveErr := s.(*served).stderr
+	watch := exec.Command(chatBin, "watch")
+	watch.Dir, watch.Env = dashDir, m.env
+	watchErr := &syncBuffer{}
+	watch.Stderr = watchErr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watch.Process.Kill(); watch.Wait() })
+	both := map[string]*syncBuffer{"watch": watchErr, "serve": serveErr}
+	// saidBy waits until each of who has said a line holding want n times.
+	saidBy := func(who map[string]*syncBuffer, want string, n int, why string) {
+		t.Helper()
+		for name, out := range who {
+			deadline := time.Now().Add(time.Minute)
+			for strings.Count(out.String(), want) < n {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %s said %q fewer than %d times:\n%s", why, name, want, n, out)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	said := func(want, why string) { t.Helper(); saidBy(both, want, 1, why) }
+	// once checks, after a few more of their retries, that each said
+	// every line holding want once.
+	once := func(want string, times int) {
+		t.Helper()
+		time.Sleep(3 * time.Second) // retries back off from 250 ms: several fit
+		for name, out := range both {
+			if n := strings.Count(out.String(), want); n != times {
+				t.Errorf("%s said %q %d times, want %d:\n%s", name, want, n, times, out)
+			}
+		}
+	}
+	saidBy(map[string]*syncBuffer{"watch": watchErr}, "watching the team hub", 1, "the watch's banner")
+
+	ht.revoke(tokenIDOf(tok))
+	// A long poll ends at the next change; the one after it is refused.
+	mustHubCall(t, gw, "chat_say", map[string]any{"channel": "gw--dash", "text": "are you there?"}, nil)
+	said("the token was revoked", "the revoked token")
+	once("refused this machine's token", 1)
+	for _, out := range []*syncBuffer{watchErr, serveErr} {
+		contains(t, out.String(), "mcpp-chat connect "+a.url+" --token TOKEN")
+	}
+
+	// A new token saved with connect: both pick it up and say so.
+	if out, err := m.command(dashDir, "connect", a.url, "--token", ht.issue("dash again", "1h", "node-dash")); err != nil {
+		t.Fatalf("connect with a new token (%v):\n%s", err, out)
+	}
+	said("answers again", "the new token")
+	once("answers again", 1)
+
+	a.kill()
+	said("cannot be reached", "the hub killed")
+	once("cannot be reached", 1)
+
+	again := startHubProcess(t, ht.w, "A again", ht.store, "--listen", strings.TrimPrefix(a.url, "http://"))
+	ht.t.Cleanup(func() { ht.noSecrets("hub A again's output", again.logs()) })
+	saidBy(both, "answers again", 2, "the hub started again")
+	once("answers again", 2)
+	ht.noSecrets("the watch's stderr", watchErr.String())
+	ht.noSecrets("serve's stderr", serveErr.String())
 }

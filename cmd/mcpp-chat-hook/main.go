@@ -1,6 +1,6 @@
-// Command mcpp-chat-hook is the Claude Code hook: run on SessionStart,
-// UserPromptSubmit and Stop, it tells the session what waits on its
-// repository in the chat. It only reads, and it never fails a session:
+// Command mcpp-chat-hook is the Claude Code and Codex hook: run on
+// SessionStart, UserPromptSubmit and Stop, it tells the session what waits
+// on its repository in the chat. It only reads, and it never fails a session:
 // on any error it prints nothing and exits 0.
 package main
 

@@ -51,7 +51,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 		want           string
 	}{
 		{"ours, working", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "hooks:       SessionStart, Stop, UserPromptSubmit in "},
-		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's"},
+		{"on another database", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=/srv/chat.db '`+hook+`' --event Stop"`, 1), exitError, "reads the database /srv/chat.db, not this install's database"},
 		{"another install's hook", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB `+other+` --event Stop"`, 1), exitError, "runs " + other + ", not this install's " + hook},
 		{"one event only", strings.Replace(stop, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "has no mcpp-chat SessionStart hook — run: " + invocation(func(string) string { return "" }) + " setup hooks --write"},
 		{"twice", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"}, {"type": "command", "command": "MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitError, "runs mcpp-chat's Stop hook 2 times"},
@@ -137,7 +137,7 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 	for _, want := range []string{
 		`registered:  "chat" in Claude Code, user scope (` + filepath.Join(home, ".claude.json") + "): " + exe + " serve",
 		"/gone/bin/mcpp-chat is missing",
-		"Claude Code, project scope (" + filepath.Join(home, ".mcp.json") + "): its server opens the database /srv/other.db, not this install's " + db,
+		"Claude Code, project scope (" + filepath.Join(home, ".mcp.json") + "): its server opens the database /srv/other.db, not this install's database " + db,
 		`registered:  "chat" in Codex`,
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.
@@ -298,5 +298,54 @@ func TestAdviceNamesACommandThatWorks(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if got := invocation(func(string) string { return "" }); got != exe {
 		t.Errorf("outside the checkout: %q, want %q", got, exe)
+	}
+}
+
+// doctor says whether the idle wake is installed, and warns when it would
+// not work: the entry lost its asyncRewake flag (it would hold every
+// stop), or the Claude Code here is older than the one it is tested with.
+func TestDoctorSaysWhetherTheIdleWakeIsInstalled(t *testing.T) {
+	fakeInstall(t, true)
+	doctor := func(home, path string) (int, string) {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db"), "MCPP_CHAT_WORKSPACE": home, "PATH": path}
+		var out bytes.Buffer
+		code := run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	write := func(home string, args ...string) string {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}
+		if code, out, errs := runSetupEnv(t, env, append([]string{"hooks", "--write"}, args...)...); code != 0 {
+			t.Fatalf("setup: exit %d\n%s%s", code, out, errs)
+		}
+		return filepath.Join(home, ".claude", "settings.json")
+	}
+	current := fakeClaude(t, claudeCodeTested)
+
+	home := t.TempDir()
+	file := write(home)
+	code, out := doctor(home, current)
+	if code != exitOK || !strings.Contains(out, "idle wake:   installed (hooks.Stop[1].hooks[0])") {
+		t.Errorf("with the idle wake: exit %d\n%s", code, out)
+	}
+	code, out = doctor(home, fakeClaude(t, "2.1.100"))
+	if code != exitError || !strings.Contains(out, "Claude Code 2.1.100") || !strings.Contains(out, "older than "+claudeCodeTested) {
+		t.Errorf("with an older Claude Code: exit %d\n%s", code, out)
+	}
+	data, _ := os.ReadFile(file)
+	writeFile(t, file, strings.Replace(string(data), `"asyncRewake": true,`, "", 1), 0o600)
+	code, out = doctor(home, current)
+	if code != exitError || !strings.Contains(out, `is the idle wake without "asyncRewake": true`) {
+		t.Errorf("without asyncRewake: exit %d\n%s", code, out)
+	}
+	write(home) // puts the flag back
+	if code, out := doctor(home, current); code != exitOK {
+		t.Errorf("after setup hooks --write: exit %d\n%s", code, out)
+	}
+
+	home = t.TempDir()
+	write(home, "--no-wake")
+	code, out = doctor(home, current)
+	if code != exitOK || !strings.Contains(out, "idle wake:   not installed") || !strings.Contains(out, "setup hooks --write") {
+		t.Errorf("without the idle wake: exit %d\n%s", code, out)
 	}
 }

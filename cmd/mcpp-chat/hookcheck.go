@@ -16,11 +16,11 @@ import (
 )
 
 // hookWant is what this install's hooks should run: its hook binary, on
-// its database.
+// its store.
 type hookWant struct {
-	hook string
-	db   string
-	env  func(string) string
+	hook  string
+	store string // sqlite:<file>, or a team store's or hub's URL
+	env   func(string) string
 }
 
 // maxSettingsBytes bounds the Claude Code settings file doctor reads; a
@@ -39,6 +39,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		fmt.Fprintf(w, "hooks:       none (no %s) — run: %s setup hooks --write\n", file, invocation(want.env))
+		fmt.Fprintln(w, wakeMissing)
 		return true
 	case err != nil:
 		fmt.Fprintf(w, "warning:     cannot read %s: %v\n", file, err)
@@ -48,7 +49,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	for _, p := range problems {
 		fmt.Fprintf(w, "warning:     %s: %s — fix the file; until then its hooks do not run\n", file, p)
 	}
-	var names []string
+	var names, wakes []string
 	perEvent := map[string]int{}
 	ok := len(problems) == 0
 	for _, e := range entries {
@@ -57,9 +58,14 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 			continue
 		}
 		name := e.Event
-		if e.AsyncRewake {
+		switch {
+		case e.AsyncRewake:
 			name += " (idle wake)"
-		} else {
+			wakes = append(wakes, e.Where)
+		case h.waits():
+			fmt.Fprintf(w, "warning:     %s %s is the idle wake without \"asyncRewake\": true — Claude Code runs it in the foreground, which holds every stop until a peer writes — run: mcpp-chat setup hooks --write\n", file, e.Where)
+			ok = false
+		default:
 			perEvent[e.Event]++
 		}
 		names = append(names, name)
@@ -70,6 +76,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: %s setup hooks --write\n", file, invocation(want.env))
+		fmt.Fprintln(w, wakeMissing)
 		return ok
 	}
 	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(names, ", "), file)
@@ -82,6 +89,34 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 			fmt.Fprintf(w, "warning:     %s runs mcpp-chat's %s hook %d times — run: %s setup hooks --write (it keeps one)\n", file, ev, n, invocation(want.env))
 			ok = false
 		}
+	}
+	return checkWake(w, wakes, want.env) && ok
+}
+
+// wakeMissing is doctor's line for settings without the idle wake: not a
+// warning (--no-wake leaves it out on purpose), but what it costs.
+const wakeMissing = "idle wake:   not installed — a session idle at its prompt notices a peer only when someone types; to add it run: mcpp-chat setup hooks --write"
+
+// checkWake says whether the idle wake is installed, and warns when the
+// Claude Code here is older than the one it is tested with, or when it is
+// installed more than once (each would wake the session).
+func checkWake(w io.Writer, wakes []string, env func(string) string) bool {
+	if len(wakes) == 0 {
+		fmt.Fprintln(w, wakeMissing)
+		return true
+	}
+	fmt.Fprintf(w, "idle wake:   installed (%s) — a session idle at its prompt wakes when a peer needs it\n", strings.Join(wakes, ", "))
+	ok := true
+	if len(wakes) > 1 {
+		fmt.Fprintf(w, "warning:     the idle wake is installed %d times — run: mcpp-chat setup hooks --write (it keeps one)\n", len(wakes))
+		ok = false
+	}
+	if env == nil {
+		return ok
+	}
+	if c := findClaudeCode(env); c.older() {
+		fmt.Fprintf(w, "warning:     %s — update Claude Code, or run: mcpp-chat setup hooks --write --no-wake\n", c.wakeNote())
+		ok = false
 	}
 	return ok
 }
@@ -100,8 +135,8 @@ func hookProblems(h hookLine, want hookWant) []string {
 	if !sameFile(h.prog, want.hook) {
 		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: %s setup hooks --write", h.prog, want.hook, me))
 	}
-	if db := effectiveDB(h.prog, h.env, want.env); db != "" && db != want.db {
-		out = append(out, fmt.Sprintf("reads the database %s, not this install's %s — run: %s setup hooks --write (it gives the hook this database)", db, want.db, me))
+	if store := effectiveStore(h.prog, h.env, want.env); store != "" && store != want.store {
+		out = append(out, fmt.Sprintf("reads the %s, not this install's %s — run: %s setup hooks --write (it gives the hook this install's chat)", storeName(store), storeName(want.store), me))
 	}
 	return out
 }

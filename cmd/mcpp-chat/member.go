@@ -98,18 +98,16 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 // followHub keeps, while serve runs, the hook's cache of what waits on
 // the party and the tick file in step with the hub. It returns a
 // function that stops it.
-func followHub(in install, c *hub.Client, log *slog.Logger) func() {
+func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer) func() {
 	w := c.Watch()
 	path := hook.HubCachePath(in.paths, c.Party)
 	var last hook.HubCache
-	var trouble sync.Once
-	w.OnError = func(err error) {
-		trouble.Do(func() {
-			log.Warn("the team hub is out of reach; the hook stays silent and calls fail until it answers", "hub", c.Where(), "err", err)
-		})
-	}
+	status := &hubStatus{c: c, w: stderr, command: "serve",
+		meanwhile: "the chat tools fail and the hook stays silent", back: "the chat tools and the hook work again"}
+	w.OnError = status.trouble
 	first := true
 	w.OnPoll = func(etag string, changed bool) {
+		status.fine()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if changed {
@@ -133,6 +131,49 @@ func followHub(in install, c *hub.Client, log *slog.Logger) func() {
 	}
 	w.Start()
 	return func() { w.Close() }
+}
+
+// hubStatus says on stderr, one line each, when a member's line to its hub
+// goes wrong — the token refused (revoked, expired), the hub out of reach —
+// and when it works again: a process that keeps polling (watch, serve)
+// must not stay silent through an outage, nor speak at every retry.
+type hubStatus struct {
+	c       *hub.Client
+	w       io.Writer
+	command string // watch or serve
+	// meanwhile is what does not work until the hub answers; back what
+	// works again then.
+	meanwhile, back string
+
+	mu   sync.Mutex
+	kind string // the trouble now, "" for none
+}
+
+// trouble is a failed request: said once per kind of trouble.
+func (s *hubStatus) trouble(err error) {
+	kind, sentence := s.c.Trouble(err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kind == s.kind {
+		return
+	}
+	s.kind = kind
+	fix := "it keeps trying, and says so when the hub is back"
+	if kind == "token" {
+		fix = fmt.Sprintf("once you have a new token, run: mcpp-chat connect %s --token TOKEN (this %s picks it up); it keeps trying", s.c.Where(), s.command)
+	}
+	fmt.Fprintf(s.w, "mcpp-chat %s: %s — %s; %s\n", s.command, sentence, s.meanwhile, fix)
+}
+
+// fine is a request the hub answered: said once after trouble.
+func (s *hubStatus) fine() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kind == "" {
+		return
+	}
+	s.kind = ""
+	fmt.Fprintf(s.w, "mcpp-chat %s: the team hub at %s answers again — %s\n", s.command, s.c.Where(), s.back)
 }
 
 // hubHookBudget bounds the hook's question to the hub, well inside the
@@ -180,7 +221,19 @@ func memberClient(env config.Env, paths config.Paths, party string) (*hub.Client
 	if token == "" {
 		return nil, errors.New("no token for the team hub")
 	}
-	return hub.NewClient(paths.Store, token, party)
+	c, err := hub.NewClient(paths.Store, token, party)
+	if err != nil {
+		return nil, err
+	}
+	// A token refused may have been replaced by mcpp-chat connect since.
+	c.Renew = func() string {
+		saved, _, err := config.LoadHub(paths.Hub)
+		if err != nil {
+			return ""
+		}
+		return config.HubToken(env, saved)
+	}
+	return c, nil
 }
 
 // hubArrivals is a member's watch: the messages the hub lists.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 )
 
 // registration is one MCP server entry that runs mcpp-chat, found in a
@@ -275,16 +276,16 @@ func (r registration) problems(in install, exe string, getenv func(string) strin
 	if !sameFile(r.command, exe) {
 		out = append(out, fmt.Sprintf("%s runs %s, not this install's %s — %s", r.where, r.command, exe, fix))
 	}
-	if db := r.database(getenv); db != "" && db != in.paths.DB {
-		out = append(out, fmt.Sprintf("%s: its server opens the database %s, not this install's %s: those sessions would not see these — %s", r.where, db, in.paths.DB, fix))
+	if store := r.store(getenv); store != "" && store != in.paths.Store {
+		out = append(out, fmt.Sprintf("%s: its server opens the %s, not this install's %s: those sessions would not see these — %s", r.where, storeName(store), storeName(in.paths.Store), fix))
 	}
 	return out
 }
 
-// database is the database the registered server would open: its env's
-// MCPP_CHAT_DB, else what that binary finds in the environment the client
-// gives it ("" when it cannot be told).
-func (r registration) database(getenv func(string) string) string {
+// store is the store the registered server would open: what that binary
+// finds with its env's variables over the environment the client gives it
+// ("" when it cannot be told).
+func (r registration) store(getenv func(string) string) string {
 	env := getenv
 	if r.onlyItsEnv {
 		env = withoutOurVariables(getenv)
@@ -297,12 +298,12 @@ func (r registration) database(getenv func(string) string) string {
 		}
 		prog = found
 	}
-	return effectiveDB(prog, r.env, env)
+	return effectiveStore(prog, r.env, env)
 }
 
-// effectiveDB is the database a program of ours opens with the variables
-// vars set over env.
-func effectiveDB(prog string, vars map[string]string, env func(string) string) string {
+// effectiveStore is the store a program of ours opens with the variables
+// vars set over env: sqlite:<file>, a team store's or a hub's URL.
+func effectiveStore(prog string, vars map[string]string, env func(string) string) string {
 	lookup := func(k string) string {
 		if v, ok := vars[k]; ok {
 			return v
@@ -313,7 +314,16 @@ func effectiveDB(prog string, vars map[string]string, env func(string) string) s
 	if err != nil {
 		return ""
 	}
-	return paths.DB
+	return paths.Store
+}
+
+// storeName names a store for a message: "database <file>", or "team
+// store <URL>" (a hub's too) without its password.
+func storeName(store string) string {
+	if path, ok := strings.CutPrefix(store, "sqlite:"); ok {
+		return "database " + path
+	}
+	return "team store " + redact.URL(store)
 }
 
 // sameFile reports two paths naming one file (symlinks resolved).

@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 			return exitError
 		}
-		defer followHub(in, c, log)()
+		defer followHub(in, c, log, stderr)()
 	}
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded

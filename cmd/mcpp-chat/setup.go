@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 	"github.com/mcpp/mcpp-chat/internal/text"
 )
@@ -24,7 +25,7 @@ var hookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop"}
 // answers in milliseconds, so this only bounds a stuck filesystem.
 const hookTimeout = 10
 
-// The idle wake's waiter (experimental): --timeout bounds its wait, and
+// The idle wake's waiter: --timeout bounds its wait, and
 // Claude Code's timeout for it is waiterGrace seconds more, so the waiter
 // ends on its own terms (a silent exit 0) rather than being killed.
 const (
@@ -55,6 +56,14 @@ type installation struct {
 	// MCPP_CHAT_DB would even hide the hub (it wins over the saved one),
 	// so the snippets name this file instead, when they name anything.
 	hubFile string
+	// teamStore is a team store on PostgreSQL the chat lives in, "" for
+	// none; storeVar is the variable that gives a client it when the
+	// client would not find it on its own (Codex passes a server only a
+	// few variables), empty when it would; storeNote says why a variable
+	// that chose it cannot be passed on.
+	teamStore string
+	storeVar  [2]string
+	storeNote string
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -81,7 +90,36 @@ func findInstallation(getenv func(string) string) (installation, error) {
 		in.hubFile = paths.Hub
 		in.carryDB = err != nil || own.Store != paths.Store || own.Hub != paths.Hub
 	}
+	if config.IsPostgres(paths.Store) {
+		in.teamStore = paths.Store
+		if err != nil || own.Store != paths.Store {
+			in.storeVar, in.storeNote = storeVariable(getenv)
+		}
+	}
 	return in, nil
+}
+
+// storeVariable is the variable of ours that chose the team store, to pass
+// on to a client that would not find it: MCPP_CHAT_STORE, unless it holds
+// a password (which setup does not print: note says where to put the URL
+// instead), else MCPP_CHAT_CONFIG or MCPP_CHAT_HOME, which lead to a
+// config.yaml that names it.
+func storeVariable(getenv func(string) string) (kv [2]string, note string) {
+	if url := getenv("MCPP_CHAT_STORE"); url != "" {
+		if redact.URL(url) != url {
+			return kv, "MCPP_CHAT_STORE holds a password, which setup does not print: put the URL in storage.url of this install's config.yaml instead, where every client finds it"
+		}
+		return [2]string{"MCPP_CHAT_STORE", url}, ""
+	}
+	for _, k := range []string{"MCPP_CHAT_CONFIG", "MCPP_CHAT_HOME"} {
+		if v := getenv(k); v != "" {
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+			return [2]string{k, v}, ""
+		}
+	}
+	return kv, ""
 }
 
 // withoutOurVariables is the environment a client gives a server or hook
@@ -143,7 +181,8 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	fs := flags("setup", setupSynopsis, stderr)
 	write := fs.Bool("write", false, "merge the hooks into the settings file instead of printing them")
 	remove := fs.Bool("remove", false, "remove mcpp-chat's hooks from the settings file (keeps everything else, writes FILE.bak)")
-	wake := fs.Bool("wake", false, "hooks: also print the experimental idle wake (an asyncRewake Stop entry); --write never writes it")
+	wake := fs.Bool("wake", false, "hooks: include the idle wake (the default)")
+	noWake := fs.Bool("no-wake", false, "hooks: leave out the idle wake (with --write, take out one that is there)")
 	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
@@ -159,23 +198,13 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 			return exitUsage
 		}
 	}
-	hooks := func(w io.Writer, in installation) { printHooks(w, w, in, *wake) }
-	sections := map[string]func(io.Writer, installation){
-		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP, "hooks": hooks,
+	if code, ok := checkSetupFlags(target, *write, *remove, *wake, *noWake, stderr); !ok {
+		return code
 	}
-	if _, ok := sections[target]; !ok && target != "" && target != "all" {
-		fmt.Fprintf(stderr, "mcpp-chat setup: unknown target %q — use claude, codex, mcpp or hooks (or none for all)\n", target)
-		return exitUsage
-	}
-	if *wake && target != "hooks" {
-		fmt.Fprintln(stderr, "mcpp-chat setup: --wake belongs to the hooks — run `mcpp-chat setup hooks --wake`")
-		return exitUsage
+	if *remove && target == "codex" {
+		return removeCodex(getenv, stdout, stderr)
 	}
 	if *remove {
-		if target != "hooks" || *write || *wake {
-			fmt.Fprintln(stderr, "mcpp-chat setup: --remove removes the hooks alone — run `mcpp-chat setup hooks --remove [--settings FILE]`")
-			return exitUsage
-		}
 		return removeHooks(*file, getenv, stdout, stderr)
 	}
 	in, err := findInstallation(getenv)
@@ -183,20 +212,23 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
+	if *write && target == "codex" {
+		return writeCodex(in, getenv, stdout, stderr)
+	}
+	w := wakeChoice{wanted: !*noWake}
+	if w.wanted && (target == "hooks" || target == "" || target == "all") {
+		w.claude = findClaudeCode(getenv)
+	}
 	if *write {
-		if target != "hooks" && target != "" {
-			fmt.Fprintf(stderr, "mcpp-chat setup: --write only merges the hooks — run `mcpp-chat setup hooks --write`, and paste the %s snippet yourself\n", target)
-			return exitUsage
-		}
-		if *wake {
-			fmt.Fprintln(stderr, "mcpp-chat setup: --write does not write the experimental idle wake — run `mcpp-chat setup hooks --write`, then add the second Stop entry of `mcpp-chat setup hooks --wake` by hand")
-			return exitUsage
-		}
-		return writeHooks(in, *file, getenv, stdout, stderr)
+		return writeHooks(in, w, *file, getenv, stdout, stderr)
 	}
 	if target == "hooks" {
-		printHooks(stdout, stderr, in, *wake) // JSON has no comments: notes go to stderr
+		printHooks(stdout, stderr, in, w) // JSON has no comments: notes go to stderr
 		return exitOK
+	}
+	sections := map[string]func(io.Writer, installation){
+		"claude": printClaude, "codex": printCodex, "mcpp": printMCPP,
+		"hooks": func(out io.Writer, in installation) { printHooks(out, out, in, w) },
 	}
 	if target != "" && target != "all" {
 		sections[target](stdout, in)
@@ -210,17 +242,65 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
-const setupSynopsis = `setup [claude|codex|mcpp|hooks] [--wake] [--write|--remove] [--settings FILE]
+// checkSetupFlags refuses a target or a combination of flags setup does
+// not take, saying what to run instead.
+func checkSetupFlags(target string, write, remove, wake, noWake bool, stderr io.Writer) (int, bool) {
+	refuse := func(format string, args ...any) (int, bool) {
+		fmt.Fprintf(stderr, "mcpp-chat setup: "+format+"\n", args...)
+		return exitUsage, false
+	}
+	switch target {
+	case "", "all", "claude", "codex", "mcpp", "hooks":
+	default:
+		return refuse("unknown target %q — use claude, codex, mcpp or hooks (or none for all)", target)
+	}
+	hooks := target == "hooks" || target == ""
+	writable := hooks || target == "codex"
+	switch {
+	case wake && noWake:
+		return refuse("--wake and --no-wake contradict each other — the idle wake is written unless --no-wake is given")
+	case (wake || noWake) && !hooks && target != "all":
+		return refuse("--wake and --no-wake belong to Claude Code's hooks (Codex has no idle wake) — run `mcpp-chat setup hooks --no-wake`")
+	case remove && write:
+		return refuse("--write and --remove contradict each other — run one of them")
+	case remove && target != "hooks" && target != "codex":
+		return refuse("--remove takes out what --write wrote — run `mcpp-chat setup hooks --remove` (Claude Code) or `mcpp-chat setup codex --remove`")
+	case remove && (wake || noWake):
+		return refuse("--remove removes every hook of ours, the idle wake with them — run `mcpp-chat setup hooks --remove [--settings FILE]`")
+	case write && !writable:
+		return refuse("--write merges the Claude Code hooks (setup hooks --write) or the Codex tables (setup codex --write) — paste the %s snippet yourself", target)
+	case write && target == "all":
+		return refuse("--write merges one client's configuration at a time — run `mcpp-chat setup hooks --write`, then `mcpp-chat setup codex --write`")
+	}
+	return 0, true
+}
+
+// wakeChoice is whether the hooks include the idle wake: wanted unless
+// --no-wake, and left out for a Claude Code older than the tested one.
+type wakeChoice struct {
+	wanted bool
+	claude claudeCode
+}
+
+func (w wakeChoice) included() bool { return w.wanted && !w.claude.older() }
+
+const setupSynopsis = `setup [claude|codex|mcpp|hooks] [--no-wake] [--write|--remove] [--settings FILE]
 
 Prints, with this install's absolute paths, what connects each client (all of them
 when no target is named). A named target prints only what is valid in its format, so
 that it can be saved as printed (setup hooks > hooks.json); notes go to stderr.
 When the database is not the one this binary finds on its own (MCPP_CHAT_DB, or
 MCPP_CHAT_HOME or MCPP_CHAT_CONFIG, chose another), every snippet names it.
+The hooks include the idle wake, which wakes a session idle at its prompt when a peer
+needs it (Claude Code's asyncRewake); --no-wake leaves it out, and it is left out, with
+a note, for a Claude Code older than the one mcpp-chat is tested with.
 --write merges the Claude Code hooks into the settings file: it keeps every other key
 and hook, adds ours once (an entry of ours in any form, for any path or database, is
 updated in place; one per event), and copies the file to FILE.bak first.
---remove takes mcpp-chat's hooks out of the settings file the same careful way.`
+--remove takes every mcpp-chat hook out of the settings file the same careful way.
+setup codex --write merges the server table, the hooks feature flag and the hooks into
+Codex's config.toml ($CODEX_HOME or ~/.codex) the same careful way (config.toml.bak);
+setup codex --remove takes them out again.`
 
 func printHeader(w io.Writer, in installation) {
 	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)
@@ -229,6 +309,8 @@ func printHeader(w io.Writer, in installation) {
 		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
 	case in.hubFile != "":
 		fmt.Fprintf(w, "# chat: the team hub saved in %s (mcpp-chat connect) — every client below uses it\n", in.hubFile)
+	case in.teamStore != "":
+		fmt.Fprintf(w, "# chat: the team store %s — every client below reaches it\n", redact.URL(in.teamStore))
 	case in.carryDB:
 		fmt.Fprintf(w, "# database: %s — not this binary's own default, so every snippet below\n", in.db)
 		fmt.Fprintln(w, "# names it (MCPP_CHAT_DB) and every client shares it")
@@ -254,27 +336,6 @@ func printClaude(w io.Writer, in installation) {
 	fmt.Fprintf(w, "claude mcp add --scope user chat%s -- %s serve\n", env, shellQuote(in.exe))
 }
 
-func printCodex(w io.Writer, in installation) {
-	fmt.Fprintln(w, "# Codex: add to ~/.codex/config.toml (the folder Codex starts in is the party)")
-	fmt.Fprintln(w, "[mcp_servers.chat]")
-	fmt.Fprintf(w, "command = %s\n", jsonValue(in.exe))
-	fmt.Fprintln(w, `args = ["serve"]`)
-	fmt.Fprintln(w, "# The chat tools touch only the chat database. Without this line `codex exec` (approval")
-	fmt.Fprintln(w, "# policy \"never\") refuses every chat call as one that needs approval.")
-	fmt.Fprintln(w, `default_tools_approval_mode = "approve"`)
-	fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
-	fmt.Fprintln(w, "# without it the server would not find this install's database.")
-	if in.db == "" {
-		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
-		return
-	}
-	if in.hubFile != "" {
-		fmt.Fprintf(w, "env = { MCPP_CHAT_HUB_FILE = %s }\n", jsonValue(in.hubFile))
-		return
-	}
-	fmt.Fprintf(w, "env = { MCPP_CHAT_DB = %s }\n", jsonValue(in.db))
-}
-
 func printMCPP(w io.Writer, in installation) {
 	if in.mcppDir == "" {
 		fmt.Fprintln(w, "# mcpp host: the module is a source checkout of mcpp-chat (the folder holding mcpptool.py);")
@@ -296,23 +357,26 @@ func printMCPP(w io.Writer, in installation) {
 
 // printHooks writes the settings document to w, valid JSON as printed
 // (Claude Code silently ignores a --settings file that is not), and the
-// notes about it to notes. With wake the document also holds the
-// experimental idle wake.
-func printHooks(w, notes io.Writer, in installation, wake bool) {
+// notes about it to notes.
+func printHooks(w, notes io.Writer, in installation, wake wakeChoice) {
 	fmt.Fprintln(notes, "# Claude Code hooks: sessions notice a peer waiting on their repository.")
-	fmt.Fprintln(notes, "# `mcpp-chat setup hooks --write` merges the synchronous hooks into ~/.claude/settings.json")
+	fmt.Fprintln(notes, "# `mcpp-chat setup hooks --write` merges them into ~/.claude/settings.json")
 	fmt.Fprintln(notes, "# (keeps everything, writes a .bak); or merge this by hand, or save it and pass --settings FILE:")
 	if !fileExists(in.hook) {
 		fmt.Fprintf(notes, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 	}
 	hooks := ourHooks(in)
-	if wake {
-		fmt.Fprintln(notes, "# The second Stop entry is the idle wake, experimental (Claude Code marks asyncRewake so);")
-		fmt.Fprintln(notes, "# --write does not write it.")
+	if wake.included() {
+		fmt.Fprintln(notes, "# The second Stop entry is the idle wake: it wakes a session idle at its prompt when a peer")
+		fmt.Fprintln(notes, "# needs it (Claude Code's asyncRewake, which Claude Code marks experimental); --no-wake leaves it out.")
 		hooks = append(hooks, waiterHook(in))
-	} else {
-		fmt.Fprintln(notes, "# Experimental: `mcpp-chat setup hooks --wake` adds an entry that wakes an idle session")
-		fmt.Fprintln(notes, "# when a peer needs it (Claude Code marks asyncRewake experimental).")
+	}
+	if note := wake.claude.wakeNote(); wake.wanted && note != "" {
+		fmt.Fprintf(notes, "# note: %s", note)
+		if wake.claude.older() {
+			fmt.Fprint(notes, " — the idle wake is left out; update Claude Code, then run this again")
+		}
+		fmt.Fprintln(notes)
 	}
 	w.Write(settings.Template(hooks))
 }
@@ -377,7 +441,7 @@ func ourWaiter(in installation) func(string) (string, bool) {
 	}
 }
 
-func writeHooks(in installation, file string, getenv func(string) string, stdout, stderr io.Writer) int {
+func writeHooks(in installation, wake wakeChoice, file string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if !fileExists(in.hook) {
 		fmt.Fprintf(stderr, "mcpp-chat setup: the hook binary %s is missing — run `make build` in %s first; nothing was written\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 		return exitError
@@ -386,24 +450,40 @@ func writeHooks(in installation, file string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
 		return exitUsage
 	}
-	// The waiter is never added (it is experimental), but one already
-	// there is pointed at this install like the rest.
 	waiter := waiterHook(in)
-	waiter.UpdateOnly = true
+	switch {
+	case !wake.wanted:
+		waiter.Drop = true
+	case !wake.included():
+		// Left out for an older Claude Code, but one already there is
+		// pointed at this install like the rest.
+		waiter.UpdateOnly = true
+	}
 	changes, backup, err := settings.MergeFile(file, append(ourHooks(in), waiter))
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
 	for _, c := range changes {
+		name := c.Hook.Event
+		if c.Hook.AsyncRewake {
+			name += " (idle wake)"
+		}
 		if c.Action != settings.Absent {
-			fmt.Fprintf(stdout, "%-16s %s: %s\n", c.Hook.Event, c.Action, c.Hook.Command)
+			fmt.Fprintf(stdout, "%-16s %s: %s\n", name, c.Action, c.Hook.Command)
 		}
 		if c.Duplicates > 0 {
-			fmt.Fprintf(stdout, "%-16s removed %s of it (one per event)\n", c.Hook.Event, text.Count(c.Duplicates, "duplicate"))
+			fmt.Fprintf(stdout, "%-16s removed %s of it (one per event)\n", name, text.Count(c.Duplicates, "duplicate"))
 		}
 	}
 	reportWrite(stdout, file, backup, changed(changes), "already has every hook")
+	if note := wake.claude.wakeNote(); wake.wanted && note != "" {
+		fmt.Fprintf(stderr, "mcpp-chat setup: %s", note)
+		if wake.claude.older() {
+			fmt.Fprint(stderr, " — the idle wake was not written; update Claude Code, then run `mcpp-chat setup hooks --write` again")
+		}
+		fmt.Fprintln(stderr)
+	}
 	return exitOK
 }
 
@@ -413,13 +493,17 @@ func removeHooks(file string, getenv func(string) string, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
 		return exitUsage
 	}
-	changes, backup, err := settings.RemoveFile(file, func(_, cmd string) bool { return parseHookLine(cmd).ours() })
+	changes, backup, deleted, err := settings.RemoveFile(file, func(_, cmd string) bool { return parseHookLine(cmd).ours() })
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
 	for _, c := range changes {
 		fmt.Fprintf(stdout, "%-16s removed: %s\n", c.Hook.Event, c.Hook.Command)
+	}
+	if deleted {
+		fmt.Fprintf(stdout, "removed %s: it held nothing but mcpp-chat's hooks (its last version is in %s)\n", file, backup)
+		return exitOK
 	}
 	reportWrite(stdout, file, backup, len(changes) > 0, "has no mcpp-chat hooks")
 	return exitOK
@@ -454,7 +538,7 @@ func claudeSettings(getenv func(string) string, given string) string {
 
 func changed(cs []settings.Change) bool {
 	for _, c := range cs {
-		if c.Action == settings.Added || c.Action == settings.Updated || c.Duplicates > 0 {
+		if c.Action == settings.Added || c.Action == settings.Updated || c.Action == settings.Removed || c.Duplicates > 0 {
 			return true
 		}
 	}

@@ -115,7 +115,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 		"[mcp_servers.chat]\ncommand = \"" + filepath.Join(dir, "bin", "mcpp-chat") + "\"\nargs = [\"serve\"]\n",
 		"modules:\n  - path: \"" + dir + "\"\n",
 		hook + " --event SessionStart",
-		"setup hooks --wake", "xperimental",
+		"--no-wake leaves it out", "xperimental", hook + " --event Stop --wait --timeout 3600",
 		"# database: " + filepath.Join(dir, "chat.db") + " — every client below shares it",
 	} {
 		if !strings.Contains(out, want) {
@@ -128,7 +128,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 		t.Errorf("setup claude is not one pasteable command: %q", got)
 	}
 
-	_, hooks, _ := runSetup(t, home, "hooks")
+	_, hooks, _ := runSetup(t, home, "hooks", "--no-wake")
 	doc := decodeSettings(t, []byte(hooks)) // as printed: `setup hooks > file` must be a settings file
 	for _, ev := range hookEvents {
 		g := doc.Hooks[ev]
@@ -148,16 +148,16 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 func TestSetupHooksPrintsValidJSON(t *testing.T) {
 	dir := fakeInstall(t, true)
 	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
-	for _, args := range [][]string{{"hooks"}, {"hooks", "--wake"}} {
+	for _, args := range [][]string{{"hooks"}, {"hooks", "--wake"}, {"hooks", "--no-wake"}} {
 		code, out, errs := runSetup(t, t.TempDir(), args...)
 		if code != 0 || !json.Valid([]byte(out)) {
 			t.Fatalf("setup %v: exit %d, stdout is not JSON as printed:\n%s", args, code, out)
 		}
-		if !strings.Contains(errs, "--write") || !strings.Contains(errs, "xperimental") {
+		if !strings.Contains(errs, "--write") {
 			t.Errorf("setup %v: the notes are missing from stderr: %q", args, errs)
 		}
 	}
-	_, out, _ := runSetup(t, t.TempDir(), "hooks", "--wake")
+	_, out, _ := runSetup(t, t.TempDir(), "hooks")
 	var doc struct {
 		Hooks map[string][]struct {
 			Hooks []map[string]any `json:"hooks"`
@@ -222,7 +222,8 @@ func docBlock(t *testing.T, doc, heading, fence string) string {
 func TestSetupUsageErrors(t *testing.T) {
 	fakeInstall(t, true)
 	home := t.TempDir()
-	for _, args := range [][]string{{"vscode"}, {"claude", "--write"}, {"hooks", "extra"}, {"claude", "--wake"}, {"hooks", "--wake", "--write"}} {
+	for _, args := range [][]string{{"vscode"}, {"claude", "--write"}, {"hooks", "extra"}, {"claude", "--wake"}, {"codex", "--no-wake"},
+		{"hooks", "--wake", "--no-wake"}, {"hooks", "--remove", "--no-wake"}} {
 		code, _, errs := runSetup(t, home, args...)
 		if code != exitUsage || errs == "" {
 			t.Errorf("setup %v: exit %d, stderr %q; want a usage error", args, code, errs)
@@ -245,8 +246,8 @@ func TestSetupWriteDefaultsToHomeSettings(t *testing.T) {
 	}
 	doc := decodeSettings(t, data)
 	want := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event Stop"
-	if got := doc.commands("Stop"); len(got) != 1 || got[0] != want {
-		t.Fatalf("Stop hooks = %q, want [%q]", got, want)
+	if got := doc.commands("Stop"); len(got) != 2 || got[0] != want || got[1] != want+" --wait --timeout 3600" {
+		t.Fatalf("Stop hooks = %q, want [%q] and the idle wake", got, want)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".claude", "settings.json.bak")); err == nil {
 		t.Error("wrote a .bak of a file that did not exist")
@@ -259,7 +260,7 @@ func TestSetupWriteEmptyFile(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runSetup(t, t.TempDir(), "--write", "--settings", file); code != 0 {
+	if code, out, errs := runSetup(t, t.TempDir(), "--write", "--no-wake", "--settings", file); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	data, _ := os.ReadFile(file)
@@ -297,7 +298,7 @@ func TestSetupWriteKeepsOtherKeysAndHooks(t *testing.T) {
 	if err := os.WriteFile(file, []byte(userSettings), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--settings", file); code != 0 {
+	if code, out, errs := runSetup(t, t.TempDir(), "hooks", "--write", "--no-wake", "--settings", file); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	data, _ := os.ReadFile(file)
@@ -582,7 +583,7 @@ func TestSetupWriteRecognisesEveryFormOnce(t *testing.T) {
 	  ]
 	}}`
 	writeFile(t, file, old, 0o600)
-	code, out, errs := runSetupEnv(t, env, "hooks", "--write", "--settings", file)
+	code, out, errs := runSetupEnv(t, env, "hooks", "--write", "--no-wake", "--settings", file)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
@@ -601,7 +602,7 @@ func TestSetupWriteRecognisesEveryFormOnce(t *testing.T) {
 	if !strings.Contains(out, "removed 1 duplicate of it") {
 		t.Errorf("the removed duplicate is not reported:\n%s", out)
 	}
-	if code, out, _ := runSetupEnv(t, env, "hooks", "--write", "--settings", file); code != 0 || !strings.Contains(out, "nothing changed") {
+	if code, out, _ := runSetupEnv(t, env, "hooks", "--write", "--no-wake", "--settings", file); code != 0 || !strings.Contains(out, "nothing changed") {
 		t.Errorf("second run: exit %d\n%s", code, out)
 	}
 }
@@ -658,5 +659,172 @@ func TestSetupHooksRemove(t *testing.T) {
 		if code, _, _ := runSetup(t, home, args...); code != exitUsage {
 			t.Errorf("setup %v: exit %d, want a usage error", args, code)
 		}
+	}
+}
+
+// fakeClaude puts a `claude` on a PATH of its own that answers --version
+// with version, and returns that PATH.
+func fakeClaude(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho '" + version + " (Claude Code)'\n"
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// waiters lists the idle wake entries (asyncRewake) of a settings file.
+func waiters(t *testing.T, data []byte) []map[string]any {
+	t.Helper()
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []map[string]any `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	var out []map[string]any
+	for _, g := range doc.Hooks["Stop"] {
+		for _, h := range g.Hooks {
+			if h["asyncRewake"] == true {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// The idle wake is written by default: a newcomer's idle session notices
+// a peer without anyone typing. --wake says the same; --no-wake takes it
+// out again, and the next --write puts it back.
+func TestSetupWriteWritesTheIdleWake(t *testing.T) {
+	dir := fakeInstall(t, true)
+	env := map[string]string{"HOME": t.TempDir(), "PATH": fakeClaude(t, claudeCodeTested)}
+	file := filepath.Join(t.TempDir(), "settings.json")
+	code, out, errs := runSetupEnv(t, env, "hooks", "--write", "--settings", file)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "Stop (idle wake) added") {
+		t.Errorf("the report does not name the idle wake:\n%s", out)
+	}
+	data, _ := os.ReadFile(file)
+	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
+	want := map[string]any{"type": "command", "command": hook + " --event Stop --wait --timeout 3600", "asyncRewake": true,
+		"rewakeSummary": "mcpp-chat: a peer is waiting on this session", "timeout": 3660.0}
+	if got := waiters(t, data); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("idle wake entries = %v, want [%v]", got, want)
+	}
+	if code, out, _ := runSetupEnv(t, env, "hooks", "--write", "--wake", "--settings", file); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Errorf("--write --wake after --write: exit %d\n%s", code, out)
+	}
+
+	code, out, _ = runSetupEnv(t, env, "hooks", "--write", "--no-wake", "--settings", file)
+	data, _ = os.ReadFile(file)
+	if code != 0 || len(waiters(t, data)) != 0 || !strings.Contains(out, "Stop (idle wake) removed") {
+		t.Fatalf("--no-wake: exit %d, idle wake entries %v\n%s", code, waiters(t, data), out)
+	}
+	if got := decodeSettings(t, data).commands("Stop"); len(got) != 1 || got[0] != hook+" --event Stop" {
+		t.Errorf("--no-wake left Stop = %q", got)
+	}
+	runSetupEnv(t, env, "hooks", "--write", "--settings", file)
+	if data, _ = os.ReadFile(file); len(waiters(t, data)) != 1 {
+		t.Errorf("--write after --no-wake did not put the idle wake back:\n%s", data)
+	}
+}
+
+// A Claude Code older than the tested one gets the other hooks and a note
+// saying why the idle wake is not there; the same or a newer one gets it.
+func TestSetupLeavesTheWakeOutForAnOlderClaudeCode(t *testing.T) {
+	fakeInstall(t, true)
+	for _, tc := range []struct {
+		version string
+		wake    bool
+	}{{"2.1.100", false}, {"1.0.9", false}, {claudeCodeTested, true}, {"2.2.0", true}, {"10.0.0", true}} {
+		t.Run(tc.version, func(t *testing.T) {
+			env := map[string]string{"HOME": t.TempDir(), "PATH": fakeClaude(t, tc.version)}
+			file := filepath.Join(t.TempDir(), "settings.json")
+			code, out, errs := runSetupEnv(t, env, "hooks", "--write", "--settings", file)
+			data, _ := os.ReadFile(file)
+			if code != 0 || (len(waiters(t, data)) == 1) != tc.wake {
+				t.Fatalf("exit %d, idle wake entries %v, want it: %v\n%s%s", code, waiters(t, data), tc.wake, out, errs)
+			}
+			for _, ev := range hookEvents {
+				if got := decodeSettings(t, data).commands(ev); len(got) == 0 {
+					t.Errorf("%s hook not written", ev)
+				}
+			}
+			older := strings.Contains(errs, "Claude Code "+tc.version) && strings.Contains(errs, "older than "+claudeCodeTested) && strings.Contains(errs, "update Claude Code")
+			if older == tc.wake {
+				t.Errorf("stderr %q: want a note about the older version: %v", errs, !tc.wake)
+			}
+			_, printed, notes := runSetupEnv(t, env, "hooks")
+			if (len(waiters(t, []byte(printed))) == 1) != tc.wake || strings.Contains(notes, "older than") == tc.wake {
+				t.Errorf("setup hooks printed the idle wake: %v (want %v), notes %q", len(waiters(t, []byte(printed))) == 1, tc.wake, notes)
+			}
+		})
+	}
+}
+
+// The version the idle wake is checked against is the one the end-to-end
+// tests pin in the Makefile.
+func TestClaudeCodeTestedIsTheMakefilesVersion(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "?="); ok && strings.TrimSpace(k) == "CLAUDE_CODE_VERSION" {
+			if strings.TrimSpace(v) != claudeCodeTested {
+				t.Errorf("the Makefile pins Claude Code %s, claudeCodeTested is %s", strings.TrimSpace(v), claudeCodeTested)
+			}
+			return
+		}
+	}
+	t.Fatal("no CLAUDE_CODE_VERSION in the Makefile")
+}
+
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{{"2.1.332", "2.1.332", 0}, {"2.1.99", "2.1.332", -1}, {"2.10.0", "2.9.9", 1}, {"2.1", "2.1.0", 0}, {"3", "2.9.9", 1}} {
+		if got := compareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("compareVersions(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if v := versionIn("2.1.332 (Claude Code)\n"); v != "2.1.332" {
+		t.Errorf("versionIn = %q", v)
+	}
+}
+
+// --remove after a --write that created the settings file leaves no file
+// behind (and no `{"hooks": {}}`); in a file with other keys it leaves
+// those keys and no empty hooks table.
+func TestSetupHooksRemoveLeavesNothingItCreated(t *testing.T) {
+	fakeInstall(t, true)
+	home := t.TempDir()
+	file := filepath.Join(home, ".claude", "settings.json")
+	if code, out, errs := runSetup(t, home, "hooks", "--write"); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ := runSetup(t, home, "hooks", "--remove")
+	if code != 0 || !strings.Contains(out, "removed "+file) {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		data, _ := os.ReadFile(file)
+		t.Fatalf("the file --write created is still there:\n%s", data)
+	}
+
+	writeFile(t, file, `{"theme": "dark"}`, 0o600)
+	runSetup(t, home, "hooks", "--write")
+	runSetup(t, home, "hooks", "--remove")
+	data, _ := os.ReadFile(file)
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil || !reflect.DeepEqual(got, map[string]any{"theme": "dark"}) {
+		t.Errorf("left %s, want the user's theme alone", data)
 	}
 }

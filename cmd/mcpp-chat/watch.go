@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/tools"
 )
@@ -49,16 +50,19 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		return exitError
 	}
 	defer w.Close()
-	changed := w.Next() // before src.start: every change after it shows
 	var src changeSource = &tickSource{path: in.paths.Tick}
 	var db *dbSource
-	if in.onHub() {
+	var report func(error)
+	if hw, ok := w.(*hub.Watcher); ok {
 		c, err := in.hubClient()
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
 			return exitError
 		}
 		src = &hubArrivals{c: c, all: !*mine}
+		status := &hubStatus{c: c, w: stderr, command: "watch", meanwhile: "nothing shows here until it answers", back: "the watch goes on"}
+		hw.OnError, report = status.trouble, status.trouble
+		hw.OnPoll = func(string, bool) { status.fine() }
 	} else if *mine || in.paths.Tick == "" {
 		db = &dbSource{in: in}
 		if *mine {
@@ -67,6 +71,7 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 		defer db.close()
 		src = db
 	}
+	changed := w.Next() // before src.start: every change after it shows
 	startErr := src.start(ctx)
 	fmt.Fprintln(stderr, watchBanner(ctx, in, db, *mine, *command))
 	emit := func(line string) error {
@@ -82,7 +87,22 @@ func watch(ctx context.Context, args []string, getenv func(string) string, stdou
 			return nil
 		}
 	}
-	return follow(ctx, w, changed, src, startErr, emit, stderr)
+	if report == nil {
+		report = onceEach(ctx, stderr)
+	}
+	return follow(ctx, w, changed, src, startErr, emit, report, stderr)
+}
+
+// onceEach reports each new trouble once: a database mid-creation or busy
+// is normal.
+func onceEach(ctx context.Context, stderr io.Writer) func(error) {
+	lastErr := ""
+	return func(err error) {
+		if err != nil && ctx.Err() == nil && err.Error() != lastErr {
+			lastErr = err.Error()
+			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
+		}
+	}
 }
 
 // watchBanner says what the watch follows: on stderr, the first line a
@@ -123,16 +143,10 @@ type changeSource interface {
 
 // follow reports src's lines after each change, from the one changed
 // reports on; started is what src.start said.
-func follow(ctx context.Context, w watcher, changed <-chan struct{}, src changeSource, started error, emit func(string) error, stderr io.Writer) int {
-	lastErr := ""
-	report := func(err error) {
-		// A database mid-creation or busy is normal; say each new trouble once.
-		if err != nil && ctx.Err() == nil && err.Error() != lastErr {
-			lastErr = err.Error()
-			fmt.Fprintf(stderr, "mcpp-chat watch: %v\n", err)
-		}
+func follow(ctx context.Context, w watcher, changed <-chan struct{}, src changeSource, started error, emit func(string) error, report func(error), stderr io.Writer) int {
+	if started != nil {
+		report(started)
 	}
-	report(started)
 	for {
 		select {
 		case <-changed:
@@ -141,7 +155,9 @@ func follow(ctx context.Context, w watcher, changed <-chan struct{}, src changeS
 		}
 		changed = w.Next()
 		lines, err := src.next(ctx)
-		report(err)
+		if err != nil && ctx.Err() == nil {
+			report(err)
+		}
 		for _, line := range lines {
 			if err := emit(line); err != nil {
 				if ctx.Err() != nil {

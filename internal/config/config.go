@@ -248,7 +248,9 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 	// MCPP_CHAT_STORE › MCPP_CHAT_DB › the hub connect saved ›
 	// storage.url › storage.db_path. A MCPP_CHAT_DB naming this install's
 	// own database file (what `setup` pins for clients that would not
-	// find it) gives way to the hub: this install's chat is the hub's now.
+	// find it: Codex passes a server no variable of the user's) gives way
+	// to the hub and to storage.url: this install's chat is there now, and
+	// a client set up before must not keep talking to the file alone.
 	p.Store = env("MCPP_CHAT_STORE")
 	p.Hub = HubFile(env, p.ModuleDir)
 	if db := env("MCPP_CHAT_DB"); p.Store == "" && (db == "" || absClean(db) == ownDB(p.ModuleDir, cfg)) {
@@ -256,10 +258,9 @@ func Resolve(env Env, exe string) (Paths, Config, error) {
 		if err != nil {
 			return p, cfg, err
 		}
+		p.Store = cfg.Storage.URL
 		if ok {
 			p.Store = hub.URL
-		} else if db == "" {
-			p.Store = cfg.Storage.URL
 		}
 	}
 	switch {
@@ -327,6 +328,12 @@ func (p Paths) MovedChat() string {
 
 // ownDB is the install's database file when no variable names one.
 func ownDB(moduleDir string, cfg Config) string {
+	if path, ok := strings.CutPrefix(cfg.Storage.URL, "sqlite:"); ok && path != "" {
+		if filepath.IsAbs(path) {
+			return absClean(path)
+		}
+		return absClean(filepath.Join(moduleDir, path))
+	}
 	if cfg.Storage.DBPath == "" {
 		return filepath.Join(moduleDir, "chat.db")
 	}

@@ -126,6 +126,8 @@ func TestResolveStore(t *testing.T) {
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("storage:\n  url: sqlite:team/chat.db\n"), 0o644)
 	pg := "postgres://chat@db.example/chat"
+	team := filepath.Join(dir, "team.yaml")
+	os.WriteFile(team, []byte("storage:\n  url: "+pg+"\n"), 0o644)
 	for _, c := range []struct {
 		env       map[string]string
 		store, db string
@@ -137,6 +139,11 @@ func TestResolveStore(t *testing.T) {
 		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg, "MCPP_CHAT_DB": "/x/y.db", "MCPP_CHAT_STORE": pg}, pg, "/x/y.db", false},
 		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "postgresql:///chat?host=/run/pg"}, "postgresql:///chat?host=/run/pg", filepath.Join(home, "chat.db"), false},
 		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:/srv/chat.db"}, "sqlite:/srv/chat.db", "/srv/chat.db", true},
+		// What setup pinned for a client — this install's own file — gives
+		// way to storage.url (a Codex table written before the team store).
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": team, "MCPP_CHAT_DB": filepath.Join(home, "chat.db")}, pg, filepath.Join(home, "chat.db"), false},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": cfg, "MCPP_CHAT_DB": filepath.Join(home, "team", "chat.db")}, "sqlite:" + filepath.Join(home, "team", "chat.db"), filepath.Join(home, "team", "chat.db"), true},
+		{map[string]string{"MCPP_CHAT_HOME": home, "MCPP_CHAT_CONFIG": team, "MCPP_CHAT_DB": "/x/y.db"}, "sqlite:/x/y.db", "/x/y.db", true},
 	} {
 		p, _, err := Resolve(env(c.env), "")
 		if err != nil || p.Store != c.store || p.DB != c.db || (p.Tick != "") != c.tick {

@@ -32,8 +32,11 @@ type Hook struct {
 	// than added twice. nil: only an identical command counts.
 	Match func(command string) (want string, ours bool)
 	// UpdateOnly updates the hook where it is found and never adds it:
-	// for an entry the user chose to have (the experimental idle wake).
+	// for an entry the user chose to have.
 	UpdateOnly bool
+	// Drop removes every entry of the hook and adds none: for an entry
+	// the user chose not to have.
+	Drop bool
 }
 
 // Action is what a merge did with one hook.
@@ -74,17 +77,37 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 		}
 		groups, change := place(groups, h)
 		changes = append(changes, change)
-		if change.Action == Added || change.Action == Updated || change.Duplicates > 0 {
+		if change.Action == Added || change.Action == Updated || change.Action == Removed || change.Duplicates > 0 {
 			dirty = true
-			all.set(h.Event, encodeArray(groups))
+			setEvent(&all, h.Event, groups)
 		}
 	}
 	if !dirty {
 		return data, changes, nil
 	}
-	doc.set("hooks", all.encode())
+	setHooks(&doc, all)
 	out, err := indent(doc)
 	return out, changes, err
+}
+
+// setEvent sets the event's matcher groups, dropping an event left with
+// none.
+func setEvent(all *object, event string, groups []json.RawMessage) {
+	if len(groups) == 0 {
+		all.remove(event)
+		return
+	}
+	all.set(event, encodeArray(groups))
+}
+
+// setHooks sets the document's "hooks", dropping the key when no event is
+// left in it: a table we emptied is not left behind.
+func setHooks(doc *object, all object) {
+	if len(all) == 0 {
+		doc.remove("hooks")
+		return
+	}
+	doc.set("hooks", all.encode())
 }
 
 // parseHooks reads a settings document (empty means {}) and its "hooks"
@@ -145,13 +168,13 @@ func parseArray(all object, event string) ([]json.RawMessage, error) {
 // ones are removed; with none, a group holding h is appended (unless h is
 // UpdateOnly).
 func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Change) {
+	if h.Drop {
+		return drop(groups, h)
+	}
 	change := Change{Hook: h, Action: Added}
 	found := false
 	groups = editEntries(groups, func(cmd string, entry *object) entryEdit {
-		want, ours := cmd, cmd == h.Command
-		if !ours && h.Match != nil {
-			want, ours = h.Match(cmd)
-		}
+		want, ours := h.matches(cmd)
 		switch {
 		case !ours:
 			return keepEntry
@@ -160,14 +183,23 @@ func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Change) {
 			return dropEntry
 		}
 		found = true
-		if want == cmd {
-			change.Action = Kept
-			return keepEntry
+		edit := keepEntry
+		if want != cmd {
+			entry.set("command", encodeValue(want))
+			change.Hook.Command = want
+			edit = changeEntry
 		}
-		change.Action = Updated
-		entry.set("command", encodeValue(want))
-		change.Hook.Command = want
-		return changeEntry
+		// An idle wake without the flag would run in the foreground and
+		// hold every stop of the session until its timeout.
+		if h.AsyncRewake && !isTrue(entry, "asyncRewake") {
+			entry.set("asyncRewake", encodeValue(true))
+			edit = changeEntry
+		}
+		change.Action = Kept
+		if edit == changeEntry {
+			change.Action = Updated
+		}
+		return edit
 	})
 	switch {
 	case found:
@@ -177,6 +209,41 @@ func place(groups []json.RawMessage, h Hook) ([]json.RawMessage, Change) {
 		return groups, change
 	}
 	return append(groups, newGroup(h)), change
+}
+
+// drop removes every entry of h.
+func drop(groups []json.RawMessage, h Hook) ([]json.RawMessage, Change) {
+	change := Change{Hook: h, Action: Absent}
+	groups = editEntries(groups, func(cmd string, _ *object) entryEdit {
+		if _, ours := h.matches(cmd); !ours {
+			return keepEntry
+		}
+		if change.Action == Removed {
+			change.Duplicates++
+		}
+		change.Action, change.Hook.Command = Removed, cmd
+		return dropEntry
+	})
+	return groups, change
+}
+
+// matches reports whether cmd is h, in this form or another (Match), and
+// the command it becomes.
+func (h Hook) matches(cmd string) (want string, ours bool) {
+	if cmd == h.Command {
+		return cmd, true
+	}
+	if h.Match != nil {
+		return h.Match(cmd)
+	}
+	return cmd, false
+}
+
+// isTrue reports whether the object's key holds JSON true.
+func isTrue(o *object, key string) bool {
+	raw, ok := o.get(key)
+	var b bool
+	return ok && json.Unmarshal(raw, &b) == nil && b
 }
 
 // entryEdit is what editEntries does with one entry.
@@ -269,31 +336,41 @@ func Template(hooks []Hook) []byte {
 // It returns what it did and the backup written ("" for none).
 func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
 	var changes []Change
-	backup, err := editFile(path, true, func(old []byte) ([]byte, error) {
+	backup, err := EditFile(path, true, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Merge(old, hooks)
 		changes = cs
-		return data, err
+		return data, false, err
 	})
 	return changes, backup, err
 }
 
 // RemoveFile removes the hooks match recognises from the settings file at
 // path, as Remove does, with MergeFile's care: a .bak first, an invalid
-// file refused untouched. A missing file has nothing to remove.
-func RemoveFile(path string, match func(event, command string) bool) ([]Change, string, error) {
-	var changes []Change
-	backup, err := editFile(path, false, func(old []byte) ([]byte, error) {
+// file refused untouched. A missing file has nothing to remove. A file
+// left holding nothing at all (one that held only these hooks, as a
+// file --write created does) is removed, its last version kept in the
+// .bak; deleted reports that.
+func RemoveFile(path string, match func(event, command string) bool) (changes []Change, backup string, deleted bool, err error) {
+	backup, err = EditFile(path, false, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Remove(old, match)
 		changes = cs
-		return data, err
+		deleted = err == nil && len(cs) > 0 && isEmptyObject(data)
+		return data, deleted, err
 	})
-	return changes, backup, err
+	return changes, backup, deleted && err == nil, err
+}
+
+// isEmptyObject reports a document that is {} and nothing else.
+func isEmptyObject(data []byte) bool {
+	o, err := parseObject(data)
+	return err == nil && len(o) == 0
 }
 
 // editFile rewrites the file at path with fn's answer (created, with its
-// folder, only if create). It copies a file it changes to path.bak first
-// and writes nothing when fn fails or changes nothing.
-func editFile(path string, create bool, fn func(old []byte) ([]byte, error)) (backup string, err error) {
+// folder, only if create), or removes it when fn says so. It copies a
+// file it changes to path.bak first and writes nothing when fn fails or
+// changes nothing.
+func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove bool, err error)) (backup string, err error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // keep a dotfiles symlink a symlink
 	}
@@ -305,11 +382,11 @@ func editFile(path string, create bool, fn func(old []byte) ([]byte, error)) (ba
 	case !existed && !create:
 		return "", nil
 	}
-	data, err := fn(old)
+	data, remove, err := fn(old)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w — fix the file or move it aside, then run this again; nothing was written", path, err)
 	}
-	if existed && bytes.Equal(data, old) {
+	if existed && !remove && bytes.Equal(data, old) {
 		return "", nil
 	}
 	mode := fs.FileMode(0o600)
@@ -324,6 +401,12 @@ func editFile(path string, create bool, fn func(old []byte) ([]byte, error)) (ba
 		}
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
+	}
+	if remove {
+		if err := os.Remove(path); err != nil {
+			return backup, fmt.Errorf("cannot remove %s: %w", path, err)
+		}
+		return backup, nil
 	}
 	if err := replace(path, data, mode); err != nil {
 		return backup, err
@@ -361,18 +444,14 @@ func Remove(data []byte, match func(event, command string) bool) ([]byte, []Chan
 			changes = append(changes, Change{Hook: Hook{Event: event, Command: cmd}, Action: Removed})
 			return dropEntry
 		})
-		switch {
-		case len(changes) == before:
-		case len(groups) == 0:
-			all.remove(event)
-		default:
-			all.set(event, encodeArray(groups))
+		if len(changes) > before {
+			setEvent(&all, event, groups)
 		}
 	}
 	if len(changes) == 0 {
 		return data, nil, nil
 	}
-	doc.set("hooks", all.encode())
+	setHooks(&doc, all)
 	out, err := indent(doc)
 	return out, changes, err
 }

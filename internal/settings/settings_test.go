@@ -165,3 +165,89 @@ func TestMergeFileDoesNotWriteTheBackupThroughASymlink(t *testing.T) {
 		t.Fatalf("backup = %q", data)
 	}
 }
+
+// Taking out our last hook takes out the table it leaves empty: no
+// `"hooks": {}` is left behind in the user's file.
+func TestRemoveLeavesNoEmptyTable(t *testing.T) {
+	doc := `{"z": 1, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ours"}]}]}}`
+	out, _, err := Remove([]byte(doc), func(_, cmd string) bool { return cmd == "ours" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	json.Compact(&compact, out)
+	if compact.String() != `{"z":1}` {
+		t.Errorf("got %s, want {\"z\":1}", compact.String())
+	}
+}
+
+// A settings file that held only our hooks (one MergeFile created) is
+// removed by RemoveFile, its last version kept in the .bak; a file with
+// anything else in it stays.
+func TestRemoveFileRemovesAFileItEmptied(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	if _, _, err := MergeFile(path, stop); err != nil {
+		t.Fatal(err)
+	}
+	created, _ := os.ReadFile(path)
+	ours := func(_, cmd string) bool { return strings.Contains(cmd, "mcpp-chat-hook") }
+	changes, backup, deleted, err := RemoveFile(path, ours)
+	if err != nil || len(changes) != 1 || !deleted || backup != path+".bak" {
+		t.Fatalf("changes %+v, backup %q, deleted %v, err %v", changes, backup, deleted, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the file is still there: %v", err)
+	}
+	if bak, _ := os.ReadFile(backup); !bytes.Equal(bak, created) {
+		t.Errorf("the .bak is not the file as it was:\n%s", bak)
+	}
+
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"theme": "dark"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	MergeFile(other, stop)
+	if _, _, deleted, err := RemoveFile(other, ours); err != nil || deleted {
+		t.Fatalf("deleted %v, err %v: the file holds the user's theme", deleted, err)
+	}
+	if data, _ := os.ReadFile(other); strings.TrimSpace(string(data)) != "{\n  \"theme\": \"dark\"\n}" {
+		t.Errorf("left %q", data)
+	}
+}
+
+// A Drop hook takes every entry of it out and adds none.
+func TestMergeDrop(t *testing.T) {
+	doc := `{"hooks": {"Stop": [
+	  {"hooks": [{"type": "command", "command": "keep"}, {"type": "command", "command": "/a/waiter"}]},
+	  {"hooks": [{"type": "command", "command": "/b/waiter"}]}
+	]}}`
+	waiter := Hook{Event: "Stop", Drop: true, Match: func(cmd string) (string, bool) { return cmd, strings.HasSuffix(cmd, "/waiter") }}
+	out, changes, err := Merge([]byte(doc), []Hook{waiter})
+	if err != nil || len(changes) != 1 || changes[0].Action != Removed || changes[0].Duplicates != 1 {
+		t.Fatalf("changes %+v, err %v", changes, err)
+	}
+	var compact bytes.Buffer
+	json.Compact(&compact, out)
+	if want := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"keep"}]}]}}`; compact.String() != want {
+		t.Errorf("got  %s\nwant %s", compact.String(), want)
+	}
+	same, changes, _ := Merge(out, []Hook{waiter})
+	if !bytes.Equal(same, out) || changes[0].Action != Absent {
+		t.Errorf("nothing to drop: changes %+v, document changed: %s", changes, same)
+	}
+}
+
+// An idle wake entry that lost its asyncRewake flag would run in the
+// foreground and hold every stop: merging the hook puts the flag back.
+func TestMergeRestoresAsyncRewake(t *testing.T) {
+	doc := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/x/mcpp-chat-hook --event Stop --wait", "timeout": 3660}]}]}}`
+	waiter := Hook{Event: "Stop", Command: "/x/mcpp-chat-hook --event Stop --wait", AsyncRewake: true, UpdateOnly: true}
+	out, changes, err := Merge([]byte(doc), []Hook{waiter})
+	if err != nil || changes[0].Action != Updated {
+		t.Fatalf("changes %+v, err %v", changes, err)
+	}
+	if !strings.Contains(string(out), `"asyncRewake": true`) {
+		t.Errorf("the flag is not back:\n%s", out)
+	}
+}

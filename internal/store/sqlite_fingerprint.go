@@ -82,28 +82,26 @@ func readPrefix(path string, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// CommitMark names the database's last commit as its files show it at
-// once, for a watcher that hears of many writes per commit (the -wal's
-// frames, then its looks again while the commit becomes visible) and must
-// tell a new commit from a look again: the WAL-index header, whose change
-// counter moves with every commit, or, without a -wal, the file's header
-// and times. Unlike Fingerprint it needs no time to pass: a mark that moved
-// means a commit (or a checkpoint that restarted the log). ok is false when
-// the files cannot tell (none yet, a header caught mid-write).
+// CommitMark names the last commit published in the database's WAL-index
+// (the header of its -shm file) and the database file's own state, for a
+// watcher that hears of many writes per commit (the -wal's frames, then its
+// looks again while the commit becomes visible) and must tell a new commit
+// from a look again. Unlike Fingerprint it leaves out the -wal's stat,
+// which moves with every frame of a commit still being written, and needs
+// no time to pass after a commit: a mark that moved means a commit (or a
+// checkpoint that restarted the log). ok is false when the files cannot
+// tell: no -wal, an uninitialised or torn WAL-index, a database file
+// written too recently to be judged by its times. It is meant for looks
+// moments apart: a writer that died between appending its commit and
+// publishing it leaves the mark as it was.
 func CommitMark(path string) (mark string, ok bool) {
-	shm, err := readPrefix(path+"-shm", 96)
-	if err == nil && bytes.Equal(shm[:48], shm[48:96]) && shm[12] == 1 {
-		if _, err := os.Stat(path + "-wal"); err == nil {
-			return "wal " + hex.EncodeToString(shm[:48]), true
-		}
-	}
 	db, err := stampOf(path)
-	if err != nil {
+	if err != nil || !trusted(db, time.Now()) || !fileExists(path+"-wal") {
 		return "", false
 	}
-	head, err := readPrefix(path, 100)
-	if err != nil || !isSQLite(head) {
+	shm, err := readPrefix(path+"-shm", 96)
+	if err != nil || !bytes.Equal(shm[:48], shm[48:96]) || shm[12] != 1 {
 		return "", false
 	}
-	return fmt.Sprintf("db %d %d %x %d", db.ino, db.size, head[24:28], db.mtime.UnixNano()), true
+	return fmt.Sprintf("db %d %d %d %d|shm %s", db.ino, db.size, db.mtime.UnixNano(), db.ctime.UnixNano(), hex.EncodeToString(shm[:48])), true
 }

@@ -35,6 +35,7 @@ func (l Limits) withDefaults() Limits {
 // Exchange is one request the server received and what it made of it.
 type Exchange struct {
 	Method, Path string
+	At           time.Time // when the request arrived, before its body was read
 	Body         []byte
 	Kind         Kind
 	Step         int // the script step that answered it (Kind TurnRequest), else 0
@@ -236,13 +237,14 @@ type request struct {
 // The handler answers and says what kind of request it was.
 func (s *Server) guard(h func(http.ResponseWriter, *request) Exchange) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
 		body, err := io.ReadAll(io.LimitReader(r.Body, s.limits.BodySize+1))
 		if err == nil && int64(len(body)) > s.limits.BodySize {
 			err = errors.New("body over the size limit")
 		}
 		s.mu.Lock()
 		n := len(s.log) + 1
-		s.log = append(s.log, Exchange{Method: r.Method, Path: r.URL.Path, Body: body, Kind: InFlight})
+		s.log = append(s.log, Exchange{Method: r.Method, Path: r.URL.Path, At: at, Body: body, Kind: InFlight})
 		s.mu.Unlock()
 		s.changedNow()
 		e := Exchange{Kind: Refused}

@@ -1,0 +1,85 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A token the hub refuses is renewed from Renew (what connect saved since)
+// and the request sent again, its body too; without a newer token the
+// refusal stands.
+func TestClientRenewsARefusedToken(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	sent := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), bodies...)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer new" {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":"the token was revoked"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"shown"},{"type":"text","text":"{}"}]}}`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, "old", "node-dash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(context.Background(), "chat_inbox", []byte(`{}`), nil); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("without Renew: %v, want the refusal", err)
+	}
+	c.Renew = func() string { return "old" }
+	if _, err := c.Call(context.Background(), "chat_inbox", []byte(`{}`), nil); err == nil {
+		t.Fatal("Renew gave the same token, yet the call went through")
+	}
+	c.Renew = func() string { return "new" }
+	before := len(sent())
+	if _, err := c.Call(context.Background(), "chat_inbox", []byte(`{}`), nil); err != nil {
+		t.Fatalf("with a new token: %v", err)
+	}
+	if got := sent()[before:]; len(got) != 2 || got[0] != got[1] || !strings.Contains(got[1], "chat_inbox") {
+		t.Errorf("the request was not sent again whole: %q", got)
+	}
+	if c.token() != "new" {
+		t.Errorf("the client kept the token %q", c.token())
+	}
+}
+
+// Trouble tells a refused token from a hub out of reach and from another
+// refusal, whatever the details of each retry.
+func TestClientTrouble(t *testing.T) {
+	c, _ := NewClient("http://127.0.0.1:1", "t", "")
+	for _, tc := range []struct {
+		err  error
+		kind string
+		says string
+	}{
+		{&RefusedError{Status: 401, Msg: "refused this machine's token: expired"}, "token", "expired"},
+		{&RefusedError{Status: 403, Msg: "not bound"}, "token", "not bound"},
+		{&RefusedError{Status: 503, Msg: "x"}, "status 503", "answers 503 Service Unavailable"},
+		{&lineError{msg: "long advice", cause: errors.New("connection refused"), none: true}, "unreachable", "cannot be reached (connection refused)"},
+		{errors.New("EOF"), "unreachable", "cannot be reached (EOF)"},
+	} {
+		kind, says := c.Trouble(tc.err)
+		// A refused token's sentence is the client's own (refused): it
+		// names the hub already.
+		if kind != tc.kind || !strings.Contains(says, tc.says) || (kind != "token" && !strings.Contains(says, "http://127.0.0.1:1")) {
+			t.Errorf("Trouble(%v) = %q, %q; want %q and a sentence holding %q", tc.err, kind, says, tc.kind, tc.says)
+		}
+	}
+}

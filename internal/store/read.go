@@ -66,15 +66,12 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 			rows.Close()
 			return nil, err
 		}
-		switch {
-		case m.Kind == "ask":
+		if m.Kind == "ask" {
 			m.Status = status
 			m.Archived = &archived
 			asks = append(asks, m.id)
-		case parKind == "ask" && parSlug != "":
-			m.Re = parSlug
-		case parKind != "":
-			m.Re = "#" + strconv.FormatInt(parSeq, 10)
+		} else {
+			m.Re = parentRef(parKind, parSlug, parSeq)
 		}
 		out = append(out, m)
 	}
@@ -95,6 +92,18 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 		}
 	}
 	return out, nil
+}
+
+// parentRef names a reply's parent: an item by its slug, any other row by #seq;
+// "" for a row that is no reply.
+func parentRef(parKind, parSlug string, parSeq int64) string {
+	switch {
+	case parKind == "ask" && parSlug != "":
+		return parSlug
+	case parKind != "":
+		return "#" + strconv.FormatInt(parSeq, 10)
+	}
+	return ""
 }
 
 // consumersOf loads the consumers of many items at once, sorted by name

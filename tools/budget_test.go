@@ -92,6 +92,12 @@ func newPair(t *testing.T) *pair {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return newPairOn(t, db)
+}
+
+// newPairOn is newPair on a store of the caller's.
+func newPairOn(t *testing.T, db *store.DB) *pair {
+	t.Helper()
 	manifest, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)

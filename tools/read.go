@@ -52,7 +52,7 @@ func read(ctx context.Context, s *Service, a readArgs) (Result, error) {
 	var pg page
 	res, err := s.DB.Read(ctx, s.Me, store.ReadArgs{
 		Channel: a.Channel, Limit: limit, Since: a.Since, Peek: a.Peek, Archived: a.Archived,
-		DefaultChannel: s.Config.Chat.DefaultChannel,
+		BodyOffset: a.BodyOffset, DefaultChannel: s.Config.Chat.DefaultChannel,
 		Fit: func(r store.ReadResult) int {
 			pg = fitPage(r, a, s.budget())
 			return pg.whole
@@ -83,7 +83,7 @@ func fitPage(r store.ReadResult, a readArgs, budget int) page {
 	for i, m := range r.Messages {
 		msgs[i] = readMessage{Message: m}
 	}
-	if a.BodyOffset > 0 && len(msgs) > 0 && msgs[0].Seq == r.FromSeq+1 {
+	if a.BodyOffset > 0 && len(msgs) > 0 { // the store checked that it goes on with msgs[0]
 		msgs[0] = continued(msgs[0], a.BodyOffset)
 	}
 	pg := page{msgs: msgs, whole: len(msgs), loaded: len(msgs)}
@@ -207,10 +207,12 @@ func cutLine(ans readAnswer, a readArgs, last int64, whole, loaded int, partial 
 		next["archived"] = true
 	}
 	if partial != nil {
+		// since names the message the offset belongs to: another session
+		// of the party may move the cursor past it before this call.
 		last = partial.Seq - 1
 		next["body_offset"] = partial.Part.Offset + partial.Part.Length
 	}
-	if a.Peek || a.Archived || ans.Cursor != last {
+	if partial != nil || a.Peek || a.Archived || ans.Cursor != last {
 		next["since"] = last
 	}
 	calls := map[string]any{}

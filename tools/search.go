@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -53,12 +54,31 @@ func chatSearch(ctx context.Context, s *Service, a searchArgs) (Result, error) {
 	if a.Limit != nil {
 		limit = *a.Limit
 	}
-	res, err := s.DB.Search(ctx, s.Me, store.SearchArgs{Query: a.Query, Channel: a.Channel, Archived: a.Archived, Limit: limit, Skip: a.Skip})
+	res, err := s.DB.Search(ctx, s.Me, store.SearchArgs{Query: a.Query, Channel: a.Channel, Archived: a.Archived, Limit: limit, Skip: a.Skip,
+		Progress: indexProgress(ctx), ProgressAfter: indexProgressAfter})
 	if err != nil {
 		return Result{}, err
 	}
 	ans := cutSearch(res, a, s.listBudget())
 	return Result{Display: renderSearch(ans), Value: ans}, nil
+}
+
+// indexProgressAfter is how long a search brings its index up to date
+// before it tells a client that asked for progress how far it has come,
+// and then how often: a first search of a long history takes seconds, a
+// search after a write milliseconds. (A variable for the tests.)
+var indexProgressAfter = time.Second
+
+// indexProgress passes the index's progress to the client as progress
+// notifications, when it sent a progress token.
+func indexProgress(ctx context.Context) func(store.IndexProgress) {
+	notify := progressFrom(ctx)
+	if notify == nil {
+		return nil
+	}
+	return func(p store.IndexProgress) {
+		notify(ctx, float64(p.Done), float64(p.Total), store.IndexProgressLine(p))
+	}
 }
 
 // cutSearch keeps the hits that fit budget, in rank order, and names the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
@@ -19,7 +20,8 @@ matching passage. Every word must appear; "quoted words" match as a phrase,
 word* as a prefix; at most 64 of them (a phrase counts as one) in at most
 1,000 characters. --archived searches only the archived threads. It only
 reads the chat (its index is a file of its own beside the database,
-<db>.search, made and brought up to date by the search).`
+<db>.search, made and brought up to date by the search; a first search of
+a long history builds it for some seconds and says so on stderr).`
 
 func searchCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flags("search", searchSynopsis, stderr)
@@ -44,11 +46,43 @@ func searchCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if *archived {
 		a.Archived = archived
 	}
-	if err := runSearch(ctx, getenv, a, st, stdout); err != nil {
+	progress := &progressLine{out: stderr, tty: isTerminal(stderr)}
+	a.Progress, a.ProgressAfter = progress.show, indexProgressAfter
+	err = runSearch(ctx, getenv, a, st, stdout)
+	progress.end()
+	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat search: %v\n", err)
 		return exitError
 	}
 	return exitOK
+}
+
+// indexProgressAfter is how long a search builds its index before it says
+// so on the terminal, and then how often. (A variable for the tests.)
+var indexProgressAfter = time.Second
+
+// progressLine shows the index's progress on out: one line rewritten in
+// place on a terminal, a line each time elsewhere.
+type progressLine struct {
+	out        io.Writer
+	tty, shown bool
+}
+
+func (l *progressLine) show(p store.IndexProgress) {
+	line := "mcpp-chat search: " + store.IndexProgressLine(p)
+	l.shown = true
+	if l.tty {
+		fmt.Fprint(l.out, "\r\x1b[K"+line)
+		return
+	}
+	fmt.Fprintln(l.out, line)
+}
+
+// end ends a line rewritten in place, before the answer.
+func (l *progressLine) end() {
+	if l.tty && l.shown {
+		fmt.Fprintln(l.out)
+	}
 }
 
 func runSearch(ctx context.Context, getenv func(string) string, a store.SearchArgs, st transcript.Style, out io.Writer) error {

@@ -99,7 +99,9 @@ func exerciseEveryCall(t *testing.T, db *DB, report SeedReport) []string {
 		}
 	}
 	zero := int64(0)
+	search := func() error { _, err := db.Search(ctx, reader, SearchArgs{Query: "hello"}); return err }
 	steps := []func() error{
+		search, // the first: indexes the history
 		func() error { _, err := db.Whoami(ctx, reader, ""); return err },
 		func() error { _, err := db.Whoami(ctx, reader, "benchmarks"); return err },
 		func() error { _, err := db.ChannelList(ctx, reader, false); return err },
@@ -126,6 +128,7 @@ func exerciseEveryCall(t *testing.T, db *DB, report SeedReport) []string {
 		func() error { _, err := db.ChannelNew(ctx, reader, "fresh", "", []string{peer.Name}); return err },
 		func() error { _, err := db.ChannelLeave(ctx, reader, "fresh"); return err },
 		func() error { _, err := db.ChannelJoin(ctx, reader, "fresh"); return err },
+		search, // after writes and an archived item: settles and adds them
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Message is a row as the tools report it. Items (asks) add status,
@@ -70,15 +72,12 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 			rows.Close()
 			return nil, err
 		}
-		switch {
-		case m.Kind == "ask":
+		if m.Kind == "ask" {
 			m.Status = status
 			m.Archived = &archived
 			asks = append(asks, m.id)
-		case parKind == "ask" && parSlug != "":
-			m.Re = parSlug
-		case parKind != "":
-			m.Re = "#" + strconv.FormatInt(parSeq, 10)
+		} else {
+			m.Re = parentRef(parKind, parSlug, parSeq)
 		}
 		out = append(out, m)
 	}
@@ -99,6 +98,18 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 		}
 	}
 	return out, nil
+}
+
+// parentRef names a reply's parent: an item by its slug, any other row by #seq;
+// "" for a row that is no reply.
+func parentRef(parKind, parSlug string, parSeq int64) string {
+	switch {
+	case parKind == "ask" && parSlug != "":
+		return parSlug
+	case parKind != "":
+		return "#" + strconv.FormatInt(parSeq, 10)
+	}
+	return ""
 }
 
 // consumersOf loads the consumers of many items at once, sorted by name
@@ -133,6 +144,13 @@ type ReadArgs struct {
 	Limit          int
 	Since          *int64
 	Peek, Archived bool
+	// BodyOffset goes on with the message right after Since, from this
+	// character of its body: the rest of a message an earlier answer
+	// delivered in part. The read is refused, and moves nothing, unless
+	// Since is given and that message is the first row read and longer
+	// than BodyOffset — an offset meant for one message never cuts
+	// another.
+	BodyOffset     int
 	DefaultChannel string
 	// Fit says how many of the loaded messages the answer carries whole
 	// (the tools' answer budget); the cursor moves over those only. It is
@@ -191,6 +209,9 @@ func (t *tx) read(p party, a ReadArgs, swept []archived) (ReadResult, error) {
 		c.id, a.Archived, out.FromSeq, a.Limit); err != nil {
 		return out, err
 	}
+	if err := t.continuation(c, a, out.Messages); err != nil {
+		return out, err
+	}
 	if out.Parties, err = t.seatedNames(c.id); err != nil {
 		return out, err
 	}
@@ -228,6 +249,42 @@ func (t *tx) read(p party, a ReadArgs, swept []archived) (ReadResult, error) {
 	}
 	out.Cursor = last
 	return out, nil
+}
+
+// continuation refuses a body_offset that does not go on with the first
+// message read, the one right after since.
+func (t *tx) continuation(c channel, a ReadArgs, msgs []Message) error {
+	if a.BodyOffset == 0 {
+		return nil
+	}
+	if a.Since == nil {
+		return userErrorf("body_offset goes on with the message right after since — pass since=<the seq just before that message> too, as a cut answer's next does; your cursor did not move")
+	}
+	seq := *a.Since + 1
+	if len(msgs) == 0 || msgs[0].Seq != seq {
+		return t.notContinued(c, a, seq)
+	}
+	if total := utf8.RuneCountInString(msgs[0].Body); a.BodyOffset >= total {
+		return userErrorf("message #%d has %d characters, so body_offset %d is past its end — pass a body_offset below %d, or leave it out to read #%d whole; your cursor did not move",
+			seq, total, a.BodyOffset, total, seq)
+	}
+	return nil
+}
+
+// notContinued says why message seq, which a body_offset goes on with, is
+// not the first row of the read.
+func (t *tx) notContinued(c channel, a ReadArgs, seq int64) error {
+	var archived bool
+	err := t.row(`SELECT is_archived FROM messages WHERE channel_id = ? AND seq = ?`, c.id, seq).Scan(&archived)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return userErrorf("'%s' has no message #%d for body_offset to go on with — leave body_offset out; your cursor did not move", c.name, seq)
+	case err != nil:
+		return err
+	case archived:
+		return userErrorf("message #%d is archived — add archived=true to go on with it at body_offset %d, or leave body_offset out; your cursor did not move", seq, a.BodyOffset)
+	}
+	return userErrorf("message #%d is live, not archived — leave archived out to go on with it at body_offset %d; nothing was read", seq, a.BodyOffset)
 }
 
 // unreadBetween reports whether a live peer row lies in (after, upTo]: a

@@ -51,6 +51,10 @@ type ReadOnly struct {
 	mu sync.Mutex
 	// search is the full-text index beside the database (search.go).
 	search searchHolder
+	// stmts keeps the queries prepared once the handle searched (nil
+	// before): a search runs the same few each time, and a handle that
+	// searches lives on (the page), while the hook's reads once each.
+	stmts *stmtCache
 	// pg is the engine of a team store on PostgreSQL; nil for SQLite.
 	pg *postgres
 }
@@ -85,6 +89,7 @@ func (r *ReadOnly) CommitMark() (mark string, ok bool) {
 // Close releases the handle.
 func (r *ReadOnly) Close() error {
 	r.search.close()
+	r.stmts.close()
 	if r.db == nil {
 		return nil
 	}
@@ -115,6 +120,10 @@ func (r *ReadOnly) open(ctx context.Context) error {
 }
 
 func (r *ReadOnly) reopen(ctx context.Context) error {
+	if r.stmts != nil {
+		r.stmts.close()
+		r.stmts = nil
+	}
 	if r.db != nil {
 		r.db.Close()
 		r.db = nil
@@ -266,12 +275,13 @@ func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
 }
 
 func (r *ReadOnly) viewOnce(ctx context.Context, fn func(*tx) error) error {
+	r.stmts.prepare(ctx)
 	sqlTx, err := r.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return r.wrap(err)
 	}
 	defer sqlTx.Rollback()
-	err = fn(&tx{Tx: sqlTx, ctx: ctx, now: Now()})
+	err = fn(&tx{Tx: sqlTx, ctx: ctx, now: Now(), stmts: r.stmts})
 	// An immutable read sees pages as they are on disk: if a writer
 	// checkpointed meanwhile, its result (or its error: a torn page looks
 	// corrupt) is not a snapshot, whatever it is.
@@ -285,6 +295,15 @@ func (r *ReadOnly) viewOnce(ctx context.Context, fn func(*tx) error) error {
 		return r.wrap(err)
 	}
 	return nil
+}
+
+// keepStatements has the handle keep its queries prepared from now on.
+func (r *ReadOnly) keepStatements() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stmts == nil && r.db != nil {
+		r.stmts = newStmtCache(r.db)
+	}
 }
 
 func (r *ReadOnly) wrap(err error) error {

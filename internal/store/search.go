@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -31,6 +32,13 @@ type SearchArgs struct {
 	Archived *bool
 	// Limit is the most hits returned (default 20), after Skip.
 	Limit, Skip int
+	// Progress, if set, is told how far bringing the search index up to
+	// date has come (SQLite only: a first search of a long history takes
+	// seconds): after the step that ends ProgressAfter into it, then after
+	// one step in each ProgressAfter, and after the last step if it told
+	// anything before. A catch-up shorter than ProgressAfter tells nothing.
+	Progress      func(IndexProgress)
+	ProgressAfter time.Duration
 }
 
 // Hit is a message a search found, best first.
@@ -100,6 +108,7 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	if r.pg != nil {
 		return searchPostgres(ctx, r, a.Query, scope, a)
 	}
+	r.keepStatements()
 	return r.search.run(ctx, r, r.path, query, scope, a)
 }
 
@@ -110,7 +119,7 @@ func search(ctx context.Context, src reader, dbPath string, idx *searchIndex, qu
 	if scope != nil && len(scope) == 0 {
 		return out, nil
 	}
-	if err := idx.catchUp(ctx, src, dbPath); err != nil {
+	if err := idx.catchUp(ctx, src, dbPath, progressEvery(a.Progress, a.ProgressAfter)); err != nil {
 		return out, err
 	}
 	ranked, total, err := idx.rank(ctx, query, scope, a)
@@ -157,7 +166,8 @@ func (x *searchIndex) rank(ctx context.Context, query string, scope []int64, a S
 			AND (?2 IS NULL OR d.channel_id IN (SELECT value FROM json_each(?2))) AND (?3 < 0 OR d.archived = ?3)`
 	}
 	var total int
-	if err := x.db.QueryRowContext(ctx, `SELECT count(*)`+from, query, channels, archived).Scan(&total); err != nil {
+	x.stmts.prepare(ctx)
+	if err := x.row(ctx, nil, `SELECT count(*)`+from, query, channels, archived).Scan(&total); err != nil {
 		return nil, 0, describeSearch(err)
 	}
 	// Titles and slugs weigh more than bodies: a word in an item's title
@@ -182,7 +192,7 @@ func (x *searchIndex) rank(ctx context.Context, query string, scope []int64, a S
 
 // ids runs a query of one column of ids.
 func (x *searchIndex) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
-	return scanIDs(x.db.QueryContext(ctx, query, args...))
+	return scanIDs(x.query(ctx, nil, query, args...))
 }
 
 // scanIDs reads the rows of a query of one column of ids.
@@ -209,7 +219,7 @@ func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 // passage is cut around the first of them here.
 func (x *searchIndex) snippets(ctx context.Context, query string, ids []int64) (map[int64]string, error) {
 	list, _ := json.Marshal(ids)
-	rows, err := x.db.QueryContext(ctx, `SELECT rowid, highlight(hits, 0, char(2), char(3)), highlight(hits, 2, char(2), char(3)),
+	rows, err := x.query(ctx, nil, `SELECT rowid, highlight(hits, 0, char(2), char(3)), highlight(hits, 2, char(2), char(3)),
 			highlight(hits, 1, char(2), char(3)) FROM hits
 		WHERE hits MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))`, query, string(list))
 	if err != nil {
@@ -280,45 +290,55 @@ func describeSearch(err error) error {
 	return err
 }
 
-// describe loads what a hit shows from the database, in the order given.
+// describe loads what a hit shows from the database, in the order given:
+// its place, author and item fields, never its body (a snippet comes from
+// the index) nor an item's consumers, which a hit does not show.
 func (t *tx) describe(list []ranked) ([]Hit, error) {
 	ids := make([]int64, len(list))
 	for i, r := range list {
 		ids[i] = r.id
 	}
 	data, _ := json.Marshal(ids)
-	msgs, err := t.loadMessages(`WHERE m.id IN (SELECT value FROM json_each(?))`, string(data))
+	rows, err := t.query(`SELECT m.id, c.name, m.seq, m.kind, a.name, m.created_at, coalesce(m.slug, ''), coalesce(m.title, ''),
+			m.status, m.is_archived, coalesce(par.kind, ''), coalesce(par.slug, ''), coalesce(par.seq, 0)
+		FROM messages m
+		JOIN channels c ON c.id = m.channel_id
+		JOIN parties a ON a.id = m.author_id
+		LEFT JOIN messages par ON par.id = m.parent_id
+		WHERE m.id IN (SELECT value FROM json_each(?))`, string(data))
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]Message, len(msgs))
-	for _, m := range msgs {
-		byID[m.id] = m
+	defer rows.Close()
+	byID := make(map[int64]Hit, len(list))
+	for rows.Next() {
+		var id, parSeq int64
+		var h Hit
+		var status, parKind, parSlug string
+		if err := rows.Scan(&id, &h.Channel, &h.Seq, &h.Kind, &h.From, &h.At, &h.Slug, &h.Title,
+			&status, &h.Archived, &parKind, &parSlug, &parSeq); err != nil {
+			return nil, err
+		}
+		if h.Kind == "ask" {
+			h.Status = status
+		} else {
+			h.Re = parentRef(parKind, parSlug, parSeq)
+		}
+		byID[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	out := make([]Hit, 0, len(list))
 	for _, r := range list {
-		m, ok := byID[r.id]
+		h, ok := byID[r.id]
 		if !ok {
 			continue // indexed, then gone: a database replaced meanwhile
 		}
-		h := Hit{Channel: m.Channel, Seq: m.Seq, Kind: m.Kind, From: m.From, At: m.At, Slug: m.Slug, Title: m.Title,
-			Status: m.Status, Re: m.Re, Snippet: r.snippet}
-		if m.Archived != nil {
-			h.Archived = *m.Archived
-		} else {
-			h.Archived = t.archivedRow(r.id)
-		}
+		h.Snippet = r.snippet
 		out = append(out, h)
 	}
 	return out, nil
-}
-
-// archivedRow reads a non-item row's archived flag (loadMessages reports
-// it for items only, as the tools' results do).
-func (t *tx) archivedRow(id int64) bool {
-	var archived bool
-	t.row(`SELECT is_archived FROM messages WHERE id = ?`, id).Scan(&archived)
-	return archived
 }
 
 // The most a search looks for at once, the same on both engines. A query

@@ -102,11 +102,12 @@ func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idx.close()
-	more, err := idx.step(ctx, openRO(t, db.Path()))
+	s, err := idx.step(ctx, openRO(t, db.Path()), true, nil, "")
+	more := s.more
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := idx.readMark(ctx, idx.db)
+	m, err := idx.readMark(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +120,12 @@ func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
 		t.Fatalf("one step read %d bytes, up to message %d of %d (more: %v)", read, m.id, last, more)
 	}
 	for more {
-		if more, err = idx.step(ctx, db); err != nil {
+		if s, err = idx.step(ctx, db, false, s.ahead, ""); err != nil {
 			t.Fatal(err)
 		}
+		more = s.more
 	}
-	if m, _ := idx.readMark(ctx, idx.db); m.id != last {
+	if m, _ := idx.readMark(ctx, nil); m.id != last {
 		t.Fatalf("the steps stopped at %d of %d", m.id, last)
 	}
 }

@@ -44,7 +44,11 @@ func newStmtCache(db *sql.DB) *stmtCache {
 // in returns query prepared for use inside t, or nil when it is not
 // prepared yet (or the cache is nil: a one-shot handle); the caller then
 // runs the text directly.
-func (c *stmtCache) in(t *tx, query string) *sql.Stmt {
+func (c *stmtCache) in(t *tx, query string) *sql.Stmt { return c.inTx(t.ctx, t.Tx, query) }
+
+// inTx is in for a transaction of a handle of another kind (the search
+// index's); a nil sqlTx asks for the statement on the handle itself.
+func (c *stmtCache) inTx(ctx context.Context, sqlTx *sql.Tx, query string) *sql.Stmt {
 	if c == nil {
 		return nil
 	}
@@ -54,10 +58,10 @@ func (c *stmtCache) in(t *tx, query string) *sql.Stmt {
 		c.pending[query] = true
 	}
 	c.mu.Unlock()
-	if !ok {
-		return nil
+	if !ok || sqlTx == nil {
+		return st
 	}
-	return t.StmtContext(t.ctx, st)
+	return sqlTx.StmtContext(ctx, st)
 }
 
 // prepare prepares the queries noted since the last call. It must run

@@ -156,6 +156,12 @@ func probe(ctx context.Context, in install) (infoDatabase, infoIdentity) {
 	if out.SchemaVersion, err = db.Version(ctx); err != nil {
 		return infoDatabase{Error: err.Error()}, id
 	}
+	if out.SchemaVersion == 0 {
+		// A file with no tables yet: another process is making the chat
+		// this moment (an mcpp host's worker starting beside this look).
+		id.Note += " Not on the chat yet: its first chat call registers it."
+		return infoDatabase{OK: true, Note: "the database at " + in.paths.DB + " holds no chat yet — the first chat call makes it"}, id
+	}
 	name, known, err := db.NameFor(ctx, in.identity())
 	switch {
 	case err != nil:

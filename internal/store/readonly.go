@@ -153,7 +153,14 @@ func walHeader(path string) (bool, error) {
 	}
 	defer f.Close()
 	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil || !isSQLite(h[:]) {
+	n, err := io.ReadFull(f, h[:])
+	if n == 0 {
+		// Empty: another process is making the database this moment (an
+		// mcpp host's worker starting beside this look), as SQLite takes
+		// an empty file for an empty database. No chat yet.
+		return false, ErrNoDatabase
+	}
+	if err != nil || !isSQLite(h[:]) {
 		return false, fmt.Errorf("%s is not an SQLite database — move it aside or point MCPP_CHAT_DB at another file", path)
 	}
 	return h[18] == 2 && h[19] == 2, nil

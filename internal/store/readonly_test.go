@@ -239,7 +239,14 @@ func TestReadOnlyRefusesMissingAndForeignFiles(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Fatal("OpenReadOnly created the database")
 	}
-	for name, body := range map[string]string{"empty.db": "", "text.db": "hello, not a database at all" + strings.Repeat(".", 100)} {
+	// An empty file is a database being made this moment (SQLite takes it
+	// for an empty one): no chat yet, not a foreign file.
+	empty := filepath.Join(dir, "empty.db")
+	os.WriteFile(empty, nil, 0o600)
+	if _, err := OpenReadOnly(context.Background(), empty); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("empty: %v", err)
+	}
+	for name, body := range map[string]string{"text.db": "hello, not a database at all" + strings.Repeat(".", 100)} {
 		path := filepath.Join(dir, name)
 		os.WriteFile(path, []byte(body), 0o600)
 		if _, err := OpenReadOnly(context.Background(), path); err == nil || !strings.Contains(err.Error(), "not an SQLite database") {

@@ -90,13 +90,15 @@ func readPrefix(path string, n int) ([]byte, error) {
 // which moves with every frame of a commit still being written, and needs
 // no time to pass after a commit: a mark that moved means a commit (or a
 // checkpoint that restarted the log). ok is false when the files cannot
-// tell: no -wal, an uninitialised or torn WAL-index, a database file
-// written too recently to be judged by its times. It is meant for looks
+// tell: no -wal, an uninitialised or torn WAL-index. The database file's
+// own stat is in the mark too, so a checkpoint moves it (a look too many,
+// never one too few); its times need no trusting, since commits show in
+// the WAL-index header. It is meant for looks
 // moments apart: a writer that died between appending its commit and
 // publishing it leaves the mark as it was.
 func CommitMark(path string) (mark string, ok bool) {
 	db, err := stampOf(path)
-	if err != nil || !trusted(db, time.Now()) || !fileExists(path+"-wal") {
+	if err != nil || !fileExists(path+"-wal") {
 		return "", false
 	}
 	shm, err := readPrefix(path+"-shm", 96)

@@ -148,12 +148,11 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 		fmt.Fprintf(stderr, "mcpp-chat setup: the hook binary %s is missing — run `make build` in %s first; nothing was written\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 		return exitError
 	}
-	dir := codexDir(getenv)
-	if dir == "" {
+	file := codexConfigFile(getenv)
+	if file == "" {
 		fmt.Fprintln(stderr, "mcpp-chat setup: cannot find your home folder — set CODEX_HOME to Codex's folder")
 		return exitUsage
 	}
-	file := filepath.Join(dir, "config.toml")
 	var changes []codexChange
 	backup, err := settings.EditFile(file, true, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := mergeCodex(old, codexTablesFor(in))
@@ -174,12 +173,11 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 }
 
 func removeCodex(getenv func(string) string, stdout, stderr io.Writer) int {
-	dir := codexDir(getenv)
-	if dir == "" {
+	file := codexConfigFile(getenv)
+	if file == "" {
 		fmt.Fprintln(stderr, "mcpp-chat setup: cannot find your home folder — set CODEX_HOME to Codex's folder")
 		return exitUsage
 	}
-	file := filepath.Join(dir, "config.toml")
 	var changes []codexChange
 	var emptied bool
 	backup, err := settings.EditFile(file, false, func(old []byte) ([]byte, bool, error) {

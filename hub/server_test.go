@@ -77,11 +77,6 @@ func newTestHub(t *testing.T, cfg config.Config, changes Changes) (context.Conte
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { read.Close() })
-	tokens, err := db.Tokens(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tokens.Close() })
 	if changes == nil {
 		w, err := wake.Watch(path, "")
 		if err != nil {
@@ -90,6 +85,17 @@ func newTestHub(t *testing.T, cfg config.Config, changes Changes) (context.Conte
 		t.Cleanup(func() { w.Close() })
 		changes = w
 	}
+	return ctx, hubOn(t, ctx, db, read, cfg, changes)
+}
+
+// hubOn makes a hub's server on a store's handles, with its tokens.
+func hubOn(t *testing.T, ctx context.Context, db *store.DB, read *store.ReadOnly, cfg config.Config, changes Changes) *testHub {
+	t.Helper()
+	tokens, err := db.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tokens.Close() })
 	manifest, err := tools.LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +111,7 @@ func newTestHub(t *testing.T, cfg config.Config, changes Changes) (context.Conte
 		}
 		return tok
 	}
-	return ctx, h
+	return h
 }
 
 func (h *testHub) client(t *testing.T, token, party string) *Client {

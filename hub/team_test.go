@@ -1,9 +1,8 @@
 package hub
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/listen"
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
 	"github.com/mcpp/mcpp-chat/internal/store"
-	"github.com/mcpp/mcpp-chat/tools"
-	"net/http/httptest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -37,29 +34,11 @@ func startTeamHub(t *testing.T) *testHub {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { read.Close() })
-	tokens, err := db.Tokens(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tokens.Close() })
 	changes := listen.New(url)
 	t.Cleanup(func() { changes.Close() })
-	manifest, err := tools.LoadManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &bytes.Buffer{}
-	s := &Server{DB: db, Read: read, Tokens: tokens, Manifest: manifest, Config: config.Defaults(), Env: func(string) string { return "" },
-		Changes: changes, Log: slog.New(slog.NewTextHandler(logs, nil)), Version: "test", MaxWait: 30 * time.Second}
-	h := &testHub{s: s, db: db, tokens: tokens, log: logs}
-	h.issue = func(label string, ttl time.Duration, parties ...string) string {
-		tok, _, err := tokens.Issue(ctx, parties, label, ttl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	h.srv = httptest.NewServer(s.Handler(ctx))
+	h := hubOn(t, ctx, db, read, config.Defaults(), changes)
+	h.s.MaxWait = 30 * time.Second
+	h.srv = httptest.NewServer(h.s.Handler(ctx))
 	t.Cleanup(h.srv.Close)
 	return h
 }

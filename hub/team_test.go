@@ -2,8 +2,15 @@ package hub
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,9 +29,16 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func startTeamHub(t *testing.T) *testHub {
 	t.Helper()
 	url := pgtest.URL(t)
+	return startTeamHubOn(t, url, url, store.Options{})
+}
+
+// startTeamHubOn is startTeamHub on the database at url, whose writes
+// (and token checks) go through writeURL with o.
+func startTeamHubOn(t *testing.T, url, writeURL string, o store.Options) *testHub {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	db, err := store.OpenPostgres(ctx, url, store.Options{})
+	db, err := store.OpenPostgres(ctx, writeURL, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +112,94 @@ func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("alpha's wait was not woken by a say in its channel")
 	}
+}
+
+// Token checks go through the store's bounded pool: two thousand
+// requests with made-up tokens, two hundred at a time, are each refused
+// as unknown (401, never "cannot reach its store"), the hub never holds
+// more of the store's connections than its pool allows, and a member's
+// calls are answered all the while.
+func TestMadeUpTokensNeverExhaustTheStore(t *testing.T) {
+	const poolCap, requests, atOnce = 4, 2000, 200
+	url := pgtest.URL(t)
+	// The pool's connections are told apart from the read handle's and
+	// the listener's by their application name.
+	h := startTeamHubOn(t, url, withParam(url, "application_name", "hubpool"), store.Options{MaxConns: poolCap})
+	alpha := h.client(t, h.issue("alpha", time.Hour, "alpha"), "")
+	call(t, alpha, "chat_whoami", `{}`)
+
+	watch, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watch.Close() })
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // the connections of the hub's pool
+		defer close(sampled)
+		for {
+			var n int64
+			if err := watch.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hubpool'`).Scan(&n); err == nil && n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxConnsPerHost: atOnce, MaxIdleConnsPerHost: atOnce}}
+	codes := make(chan int, requests)
+	turns := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Add(1)
+		turns <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-turns }()
+			req, _ := http.NewRequest("POST", h.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Authorization", fmt.Sprintf("Bearer mcc_%012x_%s", i, strings.Repeat("x", 43)))
+			req.Header.Set("Content-Type", "application/json")
+			res, err := client.Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			codes <- res.StatusCode
+		}()
+		if i%100 == 0 {
+			call(t, alpha, "chat_inbox", `{}`)
+		}
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	close(codes)
+	counts := map[int]int{}
+	for c := range codes {
+		counts[c]++
+	}
+	if counts[http.StatusUnauthorized] != requests {
+		t.Errorf("made-up tokens were answered %v, want all %d refused with 401", counts, requests)
+	}
+	switch n := peak.Load(); {
+	case n == 0:
+		t.Error("no connection of the hub's pool was seen: the count does not find them")
+	case n > poolCap:
+		t.Errorf("the hub held %d of the store's connections at once, over its pool of %d", n, poolCap)
+	}
+}
+
+func withParam(url, key, value string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + key + "=" + value
 }

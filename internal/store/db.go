@@ -48,7 +48,7 @@ const DefaultBusyTimeout = 5 * time.Second
 
 // DefaultMaxConns is how many connections a process opens to a team store
 // at most, unless Options.MaxConns says otherwise.
-const DefaultMaxConns = 16
+const DefaultMaxConns = 8
 
 // ErrBusy matches (errors.Is) the error of a call that waited its whole
 // busy timeout for its turn to write. The call wrote nothing and can be

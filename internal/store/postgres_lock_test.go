@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 // holdChannel plays a call that is writing in channel name of db's team
@@ -151,4 +153,53 @@ func TestAMovingQueueIsNeverBusy(t *testing.T) {
 			t.Errorf("%d messages (%v), want %d", n, err, writes)
 		}
 	})
+}
+
+// Calls waiting for a full pool have their turns in the order they came:
+// forty calls queue, each a moment after the one before, behind the one
+// connection of a pool of one. database/sql alone hands a freed
+// connection to a random waiter, so that some calls of a busy hub waited
+// many times as long as the rest.
+func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenPostgres(ctx, pgtest.URL(t), Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	first, release, err := db.pg.conn(ctx, db.sql, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 40
+	served := make(chan int, waiters)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			conn, release, err := db.pg.conn(ctx, db.sql, time.Minute)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			served <- i
+			conn.Close()
+			release()
+		})
+		time.Sleep(20 * time.Millisecond) // in the queue before the next asks
+	}
+	first.Close()
+	release()
+	wg.Wait()
+	close(served)
+	var order []int
+	for i := range served {
+		order = append(order, i)
+	}
+	// Goroutines start late on a loaded machine, so neighbours may swap;
+	// the first ten asked must still all be served before the last ten.
+	for pos, i := range order {
+		if i < 10 && pos >= waiters-10 {
+			t.Fatalf("turns went in the order %v: call %d of the first ten asked was served among the last ten", order, i)
+		}
+	}
 }

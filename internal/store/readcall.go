@@ -41,11 +41,20 @@ type readCall struct {
 // than adding to one.
 func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p party, swept []archived) (T, error)) (out T, state string, err error) {
 	byParty := c.ownView && d.pg != nil
+	if d.pg != nil {
+		// One turn for the whole call: behind a busy pool it queues once.
+		held, release, err := d.pg.holdTurn(ctx, d.busyTimeout)
+		if err != nil {
+			return out, "", err
+		}
+		defer release()
+		ctx = held
+	}
 	memoState := func() string {
 		var fp string
 		var ok bool
 		if byParty {
-			fp, ok = d.pg.partyState(d.sql, c.me)
+			fp, ok = d.pg.partyState(ctx, d.sql, c.me)
 		} else {
 			fp, ok = d.fingerprint()
 		}

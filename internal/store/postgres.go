@@ -342,54 +342,101 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	}
 	defer release()
 	defer conn.Close()
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, false, p.describe(err)
+	t := &tx{ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
+	t.begin = func() error { return p.begin(t, conn, mode, wait) }
+	defer func() {
+		if t.Tx != nil {
+			t.Tx.Rollback()
+		}
+	}()
+	if writing || mode == pgExclusive {
+		if err := t.begin(); err != nil {
+			return nil, false, err
+		}
+	} else {
+		// A read runs its statements as they come, each on its own, until
+		// it first writes or locks (see tx.begin): a read that only reads
+		// saves a round trip each for BEGIN, the lock and COMMIT, and
+		// PostgreSQL's statements in a READ COMMITTED transaction see no
+		// more of one state than those outside one.
+		t.conn = conn
 	}
-	defer sqlTx.Rollback()
-	// lock_timeout takes no parameter; wait is a number of milliseconds.
-	// The lock's timeout (the transaction's own, as SET LOCAL sets it)
-	// and the lock in one round trip: every call pays for them.
-	lock := `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2)`
-	if mode == pgExclusive {
-		lock = `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`
-	}
-	if _, err := sqlTx.ExecContext(ctx, lock, fmt.Sprintf("%dms", wait.Milliseconds()), pgWriteKey); err != nil {
-		return nil, false, p.describe(err)
-	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
 	if err := fn(t); err != nil {
 		return nil, false, d.wrap(err)
 	}
-	if t.wrote {
-		keys := t.team.clockKeys()
-		if mode == pgExclusive && !slices.Contains(keys, 0) {
-			// The person's commands rewrite parties, seats and cursors
-			// across channels: every party's state must move.
-			keys = append([]int64{0}, keys...)
-		}
-		for _, key := range keys {
-			if _, err := sqlTx.ExecContext(ctx, `INSERT INTO store_clocks (key, n) VALUES ($1, 1)
-				ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`, key); err != nil {
-				return nil, false, p.describe(err)
-			}
-		}
+	if t.Tx == nil && t.changed == nil {
+		return nil, false, nil // read only: nothing to commit
 	}
-	if t.changed != nil {
-		keys := t.team.wakeKeys()
-		if mode == pgExclusive {
-			keys = []int64{0}
-		}
-		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, announcement(*t.changed, keys)); err != nil {
-			return nil, false, p.describe(err)
-		}
+	if err := t.writes(); err != nil {
+		return nil, false, err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := p.announce(t, mode); err != nil {
+		return nil, false, err
+	}
+	if err := t.Tx.Commit(); err != nil {
 		// Whether a commit that lost its connection committed is unknown;
 		// a transaction that wrote nothing is safe to run again.
 		return nil, t.wrote, p.describeCommit(err, t.wrote)
 	}
 	return t.changed, false, nil
+}
+
+// begin starts t's transaction on conn and takes pgWriteKey as mode says,
+// waiting for it no longer than wait.
+func (p *postgres) begin(t *tx, conn *sql.Conn, mode int, wait time.Duration) error {
+	sqlTx, err := conn.BeginTx(t.ctx, nil)
+	if err != nil {
+		return p.describe(err)
+	}
+	t.Tx = sqlTx
+	// lock_timeout takes no parameter; wait is a number of milliseconds.
+	// The lock's timeout (the transaction's own, as SET LOCAL sets it)
+	// and the lock in one round trip: every call that writes pays for them.
+	lock := `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2)`
+	if mode == pgExclusive {
+		lock = `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`
+	}
+	if _, err := sqlTx.ExecContext(t.ctx, lock, fmt.Sprintf("%dms", wait.Milliseconds()), pgWriteKey); err != nil {
+		return p.describe(err)
+	}
+	return nil
+}
+
+// announce moves the clocks of what t wrote and sends its announcement,
+// in one round trip, before the commit.
+func (p *postgres) announce(t *tx, mode int) error {
+	var keys []int64
+	if t.wrote {
+		keys = t.team.clockKeys()
+		if mode == pgExclusive && !slices.Contains(keys, 0) {
+			// The person's commands rewrite parties, seats and cursors
+			// across channels: every party's state must move.
+			keys = append([]int64{0}, keys...)
+		}
+	}
+	payload := ""
+	if t.changed != nil {
+		wake := t.team.wakeKeys()
+		if mode == pgExclusive {
+			wake = []int64{0}
+		}
+		payload = announcement(*t.changed, wake)
+	}
+	const bump = `INSERT INTO store_clocks (key, n) SELECT k, 1 FROM unnest($1::bigint[]) k
+		ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`
+	var err error
+	switch {
+	case len(keys) > 0 && payload != "":
+		_, err = t.Tx.ExecContext(t.ctx, `WITH bumped AS (`+bump+` RETURNING 1) SELECT pg_notify($2, $3), (SELECT count(*) FROM bumped)`, keys, NotifyChannel, payload)
+	case len(keys) > 0:
+		_, err = t.Tx.ExecContext(t.ctx, bump, keys)
+	case payload != "":
+		_, err = t.Tx.ExecContext(t.ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+	}
+	if err != nil {
+		return p.describe(err)
+	}
+	return nil
 }
 
 // poolPatience is how many busy timeouts the pool may stand still before a
@@ -484,22 +531,30 @@ func (p *postgres) release() {
 // that moves one. One probe per seat, whatever the size of the history:
 // every inbox on a team store asks it.
 func (p *postgres) partyState(ctx context.Context, q rowQuerier, id Identity) (string, bool) {
+	state, _, ok := p.partyStateOf(ctx, q, id)
+	return state, ok
+}
+
+// partyStateOf is partyState and the party's row, which a read call then
+// need not look up again.
+func (p *postgres) partyStateOf(ctx context.Context, q rowQuerier, id Identity) (string, party, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
 		key, by = id.Name, "name"
 	}
 	var state sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT me.id || '|' || coalesce((
+	var me party
+	err := q.QueryRowContext(ctx, `SELECT me.id, me.name, me.last_seen, me.id || '|' || coalesce((
 			SELECT string_agg(k.key || ':' || k.n, ',' ORDER BY k.key) FROM store_clocks k
 			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '') || '|' ||
 		       (SELECT coalesce(sum(c.last_seq), 0) FROM cursors c
 		        WHERE c.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id))
 		FROM parties me WHERE me.`+by+` = $1`,
-		key).Scan(&state)
+		key).Scan(&me.id, &me.name, &me.lastSeen, &state)
 	if err != nil || !state.Valid {
-		return "", false // no such party yet: nothing to keep
+		return "", party{}, false // no such party yet: nothing to keep
 	}
-	return p.where + "|" + state.String, true
+	return p.where + "|" + state.String, me, true
 }
 
 // PartyState names the state of what the party id sees on a team store

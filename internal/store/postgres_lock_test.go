@@ -203,3 +203,39 @@ func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
 		}
 	}
 }
+
+// On a team store a read that writes nothing holds no lock at all: it
+// goes on while the person's own command holds the store alone. A read
+// that writes (chat_read moves the cursor) waits for the command as any
+// write does, and says so when its busy timeout runs out.
+func TestTeamReadsGoOnBesideThePersonsCommands(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		ctx := context.Background()
+		db := worldWith(t, Options{BusyTimeout: 400 * time.Millisecond})
+		must(t)(db.Inbox(ctx, gw)) // gw's last_seen is fresh: its next inbox writes nothing
+		must(t)(db.Say(ctx, dash, SayArgs{Text: "for gw", Channel: "gw--dash"}))
+		command, err := db.sql.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer command.Rollback()
+		if _, err := command.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
+			t.Fatal(err)
+		}
+		in, err := db.Inbox(ctx, gw)
+		if err != nil {
+			t.Fatalf("an inbox waited for the person's command: %v", err)
+		}
+		if in.UnreadTotal != 1 {
+			t.Fatalf("the inbox beside the command shows %d unread, want the say's 1", in.UnreadTotal)
+		}
+		if _, err := db.Read(ctx, gw, ReadArgs{Channel: "gw--dash", Limit: 20}); !errors.Is(err, ErrBusy) {
+			t.Fatalf("a read that moves its cursor beside the person's command: %v, want busy", err)
+		}
+		command.Rollback()
+		res, err := db.Read(ctx, gw, ReadArgs{Channel: "gw--dash", Limit: 20})
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("the read once the command ended: %d messages, %v", len(res.Messages), err)
+		}
+	})
+}

@@ -50,11 +50,12 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 		defer release()
 		ctx = held
 	}
+	var known party // the party's row as the state's look found it
 	memoState := func() string {
 		var fp string
 		var ok bool
 		if byParty {
-			fp, ok = d.pg.partyState(ctx, d.sql, c.me)
+			fp, known, ok = d.pg.partyStateOf(ctx, d.sql, c.me)
 		} else {
 			fp, ok = d.fingerprint()
 		}
@@ -82,7 +83,7 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 	var seen string
 	var wrote bool
 	err = run(ctx, func(t *tx) error {
-		p, err := t.me(c.me, c.write)
+		p, err := t.meKnown(c.me, c.write, known)
 		if err != nil {
 			return err
 		}

@@ -60,7 +60,7 @@ func Defaults() Config {
 	c.Storage.DailyBackup = true
 	c.Storage.BackupRetainDays = 7
 	c.Storage.BusyTimeoutMS = 5000
-	c.Storage.MaxConnections = 16
+	c.Storage.MaxConnections = 8
 	return c
 }
 

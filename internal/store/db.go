@@ -48,7 +48,7 @@ const DefaultBusyTimeout = 5 * time.Second
 
 // DefaultMaxConns is how many connections a process opens to a team store
 // at most, unless Options.MaxConns says otherwise.
-const DefaultMaxConns = 16
+const DefaultMaxConns = 8
 
 // ErrBusy matches (errors.Is) the error of a call that waited its whole
 // busy timeout for its turn to write. The call wrote nothing and can be
@@ -360,7 +360,12 @@ const minFreeBytes = 64 << 10
 
 // tx is one tool call's transaction.
 type tx struct {
+	// Tx is nil, on a team store, while a read has not yet written or
+	// locked anything: its statements run on conn, and begin starts the
+	// transaction at the first write or lock (postgres.go, try).
 	*sql.Tx
+	conn    *sql.Conn
+	begin   func() error
 	ctx     context.Context
 	now     string
 	changed *Change
@@ -393,6 +398,9 @@ func (t *tx) forEngine(query string, args []any) (string, []any) {
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.writes(); err != nil {
+		return nil, err
+	}
 	t.wrote = true
 	query, args = t.forEngine(query, args)
 	if st := t.stmts.in(t, query); st != nil {
@@ -406,6 +414,9 @@ func (t *tx) query(query string, args ...any) (*sql.Rows, error) {
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryContext(t.ctx, args...)
 	}
+	if t.Tx == nil {
+		return t.conn.QueryContext(t.ctx, query, args...)
+	}
 	return t.QueryContext(t.ctx, query, args...)
 }
 
@@ -414,12 +425,27 @@ func (t *tx) row(query string, args ...any) *sql.Row {
 	if st := t.stmts.in(t, query); st != nil {
 		return st.QueryRowContext(t.ctx, args...)
 	}
+	if t.Tx == nil {
+		return t.conn.QueryRowContext(t.ctx, query, args...)
+	}
 	return t.QueryRowContext(t.ctx, query, args...)
+}
+
+// writes starts the transaction of a read that is about to write or take
+// a lock, which only a transaction keeps until its commit.
+func (t *tx) writes() error {
+	if t.Tx != nil || t.begin == nil {
+		return nil
+	}
+	return t.begin()
 }
 
 // insert runs an INSERT … RETURNING id and stores the new row's id (both
 // engines have RETURNING; only SQLite has LastInsertId).
 func (t *tx) insert(id *int64, query string, args ...any) error {
+	if err := t.writes(); err != nil {
+		return err
+	}
 	t.wrote = true
 	return t.row(query, args...).Scan(id)
 }

@@ -71,6 +71,16 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 	return p, nil
 }
 
+// meKnown is me, without looking the party up again when the call found
+// its row a moment ago (known; a party's id and name never change) and
+// has no last_seen to write.
+func (t *tx) meKnown(id Identity, writing bool, known party) (party, error) {
+	if known.id != 0 && !writing && !stale(known.lastSeen, t.now) {
+		return known, nil
+	}
+	return t.me(id, writing)
+}
+
 // seen writes the party's last_seen. On a team store another call of the
 // same party (a session's calls overlap, a party has several sessions)
 // may be writing it right now and will hold the row until it commits:

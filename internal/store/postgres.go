@@ -29,12 +29,13 @@ import (
 // instead of racing on CREATE TABLE. ("mcppchat" in ASCII, as one int64.)
 const pgMigrateKey int64 = 0x6d63_7070_6368_6174
 
-// pgIdleConns is how many unused connections a pool keeps open. A hub
+// pgIdleTime is how long a pool keeps a connection nobody uses. A hub
 // uses the store from many requests at once (each checks its token, and
-// calls, summaries and long-polls overlap); database/sql's default of 2
-// closed the rest after every burst, and the next burst opened them again,
-// each a new server process (~20 ms here, docs/performance.md).
-const pgIdleConns = 8
+// calls, summaries and long-polls overlap): a pool that closed what it
+// did not need at the end of each burst opened it again at the next,
+// each a new server process (~20 ms here, docs/performance.md) that
+// prepares its statements again. A quiet minute gives them back.
+const pgIdleTime = time.Minute
 
 // setPool bounds a team store's pool: calls beyond max wait for a free
 // connection (within their busy timeout) instead of each opening its own,
@@ -42,7 +43,8 @@ const pgIdleConns = 8
 // processes and refusals once the server's limit is reached.
 func setPool(db *sql.DB, max int) {
 	db.SetMaxOpenConns(max)
-	db.SetMaxIdleConns(min(pgIdleConns, max))
+	db.SetMaxIdleConns(max)
+	db.SetConnMaxIdleTime(pgIdleTime)
 }
 
 // SetMaxConns bounds the read-only handle's pool of connections to a team
@@ -63,7 +65,7 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 		return nil, scrub(err)
 	}
 	where := redact.URL(rawURL)
-	return &DB{sql: db, path: where, pg: &postgres{where: where}, writer: make(chan struct{}, 1),
+	return &DB{sql: db, path: where, pg: &postgres{where: where, turns: make(chan struct{}, o.MaxConns)}, writer: make(chan struct{}, 1),
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
 }
 
@@ -278,6 +280,9 @@ type postgres struct {
 	// finished counts the calls that gave their connection back: a call
 	// waiting for one goes on waiting while it moves (conn).
 	finished atomic.Int64
+	// turns holds one token per connection a call holds (conn): its
+	// capacity is the pool's.
+	turns chan struct{}
 }
 
 // once runs fn in one transaction, taking the locks it needs as it goes
@@ -331,60 +336,107 @@ func (p *postgres) try(ctx context.Context, d *DB, mode int, writing bool, deadl
 	if wait < time.Millisecond {
 		return nil, false, ErrBusy
 	}
-	conn, err := p.conn(ctx, d.sql, d.busyTimeout)
+	conn, release, err := p.conn(ctx, d.sql, d.busyTimeout)
 	if err != nil {
 		return nil, false, err
 	}
-	defer p.finished.Add(1)
+	defer release()
 	defer conn.Close()
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, false, p.describe(err)
+	t := &tx{ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
+	t.begin = func() error { return p.begin(t, conn, mode, wait) }
+	defer func() {
+		if t.Tx != nil {
+			t.Tx.Rollback()
+		}
+	}()
+	if writing || mode == pgExclusive {
+		if err := t.begin(); err != nil {
+			return nil, false, err
+		}
+	} else {
+		// A read runs its statements as they come, each on its own, until
+		// it first writes or locks (see tx.begin): a read that only reads
+		// saves a round trip each for BEGIN, the lock and COMMIT, and
+		// PostgreSQL's statements in a READ COMMITTED transaction see no
+		// more of one state than those outside one.
+		t.conn = conn
 	}
-	defer sqlTx.Rollback()
-	// lock_timeout takes no parameter; wait is a number of milliseconds.
-	// The lock's timeout (the transaction's own, as SET LOCAL sets it)
-	// and the lock in one round trip: every call pays for them.
-	lock := `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2)`
-	if mode == pgExclusive {
-		lock = `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`
-	}
-	if _, err := sqlTx.ExecContext(ctx, lock, fmt.Sprintf("%dms", wait.Milliseconds()), pgWriteKey); err != nil {
-		return nil, false, p.describe(err)
-	}
-	t := &tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), dialect: p.rewrite, team: newTeamTx(writing || mode == pgExclusive, d.busyTimeout)}
 	if err := fn(t); err != nil {
 		return nil, false, d.wrap(err)
 	}
-	if t.wrote {
-		keys := t.team.clockKeys()
-		if mode == pgExclusive && !slices.Contains(keys, 0) {
-			// The person's commands rewrite parties, seats and cursors
-			// across channels: every party's state must move.
-			keys = append([]int64{0}, keys...)
-		}
-		for _, key := range keys {
-			if _, err := sqlTx.ExecContext(ctx, `INSERT INTO store_clocks (key, n) VALUES ($1, 1)
-				ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`, key); err != nil {
-				return nil, false, p.describe(err)
-			}
-		}
+	if t.Tx == nil && t.changed == nil {
+		return nil, false, nil // read only: nothing to commit
 	}
-	if t.changed != nil {
-		keys := t.team.wakeKeys()
-		if mode == pgExclusive {
-			keys = []int64{0}
-		}
-		if _, err := sqlTx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, announcement(*t.changed, keys)); err != nil {
-			return nil, false, p.describe(err)
-		}
+	if err := t.writes(); err != nil {
+		return nil, false, err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := p.announce(t, mode); err != nil {
+		return nil, false, err
+	}
+	if err := t.Tx.Commit(); err != nil {
 		// Whether a commit that lost its connection committed is unknown;
 		// a transaction that wrote nothing is safe to run again.
 		return nil, t.wrote, p.describeCommit(err, t.wrote)
 	}
 	return t.changed, false, nil
+}
+
+// begin starts t's transaction on conn and takes pgWriteKey as mode says,
+// waiting for it no longer than wait.
+func (p *postgres) begin(t *tx, conn *sql.Conn, mode int, wait time.Duration) error {
+	sqlTx, err := conn.BeginTx(t.ctx, nil)
+	if err != nil {
+		return p.describe(err)
+	}
+	t.Tx = sqlTx
+	// lock_timeout takes no parameter; wait is a number of milliseconds.
+	// The lock's timeout (the transaction's own, as SET LOCAL sets it)
+	// and the lock in one round trip: every call that writes pays for them.
+	lock := `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock_shared($2)`
+	if mode == pgExclusive {
+		lock = `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`
+	}
+	if _, err := sqlTx.ExecContext(t.ctx, lock, fmt.Sprintf("%dms", wait.Milliseconds()), pgWriteKey); err != nil {
+		return p.describe(err)
+	}
+	return nil
+}
+
+// announce moves the clocks of what t wrote and sends its announcement,
+// in one round trip, before the commit.
+func (p *postgres) announce(t *tx, mode int) error {
+	var keys []int64
+	if t.wrote {
+		keys = t.team.clockKeys()
+		if mode == pgExclusive && !slices.Contains(keys, 0) {
+			// The person's commands rewrite parties, seats and cursors
+			// across channels: every party's state must move.
+			keys = append([]int64{0}, keys...)
+		}
+	}
+	payload := ""
+	if t.changed != nil {
+		wake := t.team.wakeKeys()
+		if mode == pgExclusive {
+			wake = []int64{0}
+		}
+		payload = announcement(*t.changed, wake)
+	}
+	const bump = `INSERT INTO store_clocks (key, n) SELECT k, 1 FROM unnest($1::bigint[]) k
+		ON CONFLICT (key) DO UPDATE SET n = store_clocks.n + 1`
+	var err error
+	switch {
+	case len(keys) > 0 && payload != "":
+		_, err = t.Tx.ExecContext(t.ctx, `WITH bumped AS (`+bump+` RETURNING 1) SELECT pg_notify($2, $3), (SELECT count(*) FROM bumped)`, keys, NotifyChannel, payload)
+	case len(keys) > 0:
+		_, err = t.Tx.ExecContext(t.ctx, bump, keys)
+	case payload != "":
+		_, err = t.Tx.ExecContext(t.ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+	}
+	if err != nil {
+		return p.describe(err)
+	}
+	return nil
 }
 
 // poolPatience is how many busy timeouts the pool may stand still before a
@@ -398,31 +450,71 @@ const poolPatience = 6
 
 // conn waits for one of the pool's connections (Options.MaxConns), as
 // long as calls of this process give theirs back: a call fails "busy"
-// only when none did for poolPatience busy timeouts.
-func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, error) {
-	if s := db.Stats(); s.InUse < s.MaxOpenConnections {
-		// Not a queue for the pool: an idle connection, or a new one as
-		// long as the server takes to answer (once retries one it refused).
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return nil, p.describe(err)
-		}
-		return conn, nil
+// only when none did for poolPatience busy timeouts. The caller gives
+// the turn back with release once it has closed the connection.
+//
+// The calls waiting have their turns in the order they came (a channel's
+// queue of senders is first in, first out). database/sql alone would
+// hand a freed connection to a random waiter: behind a full pool, a few
+// calls of a busy hub then waited many times as long as the rest.
+func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration) (*sql.Conn, func(), error) {
+	ctx, release, err := p.holdTurn(ctx, patience)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		release()
+		return nil, nil, p.describe(err)
+	}
+	return conn, release, nil
+}
+
+// turnHeld marks a context whose call holds a turn of its postgres.
+type turnHeld struct{ p *postgres }
+
+// holdTurn waits for a turn unless ctx's call holds one already (a read
+// call holds one from its first look at the party's state to its
+// commit, so that it queues once). release gives it back; ctx, passed
+// on, says it is held.
+func (p *postgres) holdTurn(ctx context.Context, patience time.Duration) (held context.Context, release func(), err error) {
+	if ctx.Value(turnHeld{p}) != nil {
+		return ctx, func() {}, nil
+	}
+	if err := p.turn(ctx, patience); err != nil {
+		return ctx, nil, err
+	}
+	return context.WithValue(ctx, turnHeld{p}, true), p.release, nil
+}
+
+func (p *postgres) turn(ctx context.Context, patience time.Duration) error {
+	select {
+	case p.turns <- struct{}{}:
+		return nil
+	default:
 	}
 	for {
 		seen := p.finished.Load()
-		waitCtx, cancel := context.WithTimeout(ctx, poolPatience*patience)
-		conn, err := db.Conn(waitCtx)
-		cancel()
-		switch {
-		case err == nil:
-			return conn, nil
-		case ctx.Err() != nil || waitCtx.Err() == nil:
-			return nil, p.describe(err)
-		case p.finished.Load() == seen:
-			return nil, busyError{waited: poolPatience * patience, cause: waitedPool}
+		timer := time.NewTimer(poolPatience * patience)
+		select {
+		case p.turns <- struct{}{}:
+			timer.Stop()
+			return nil
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		if p.finished.Load() == seen {
+			return busyError{waited: poolPatience * patience, cause: waitedPool}
 		}
 	}
+}
+
+// release gives back a turn.
+func (p *postgres) release() {
+	p.finished.Add(1)
+	<-p.turns
 }
 
 // partyState names the state of what one party sees: the clocks of the
@@ -438,23 +530,31 @@ func (p *postgres) conn(ctx context.Context, db *sql.DB, patience time.Duration)
 // commands that set one bump row 0), so their sum moves at every read
 // that moves one. One probe per seat, whatever the size of the history:
 // every inbox on a team store asks it.
-func (p *postgres) partyState(q rowQuerier, id Identity) (string, bool) {
+func (p *postgres) partyState(ctx context.Context, q rowQuerier, id Identity) (string, bool) {
+	state, _, ok := p.partyStateOf(ctx, q, id)
+	return state, ok
+}
+
+// partyStateOf is partyState and the party's row, which a read call then
+// need not look up again.
+func (p *postgres) partyStateOf(ctx context.Context, q rowQuerier, id Identity) (string, party, bool) {
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
 		key, by = id.Name, "name"
 	}
 	var state sql.NullString
-	err := q.QueryRowContext(context.Background(), `SELECT me.id || '|' || coalesce((
+	var me party
+	err := q.QueryRowContext(ctx, `SELECT me.id, me.name, me.last_seen, me.id || '|' || coalesce((
 			SELECT string_agg(k.key || ':' || k.n, ',' ORDER BY k.key) FROM store_clocks k
 			WHERE k.key IN (0, -me.id) OR k.key IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id)), '') || '|' ||
 		       (SELECT coalesce(sum(c.last_seq), 0) FROM cursors c
 		        WHERE c.channel_id IN (SELECT channel_id FROM channel_parties WHERE party_id = me.id))
 		FROM parties me WHERE me.`+by+` = $1`,
-		key).Scan(&state)
+		key).Scan(&me.id, &me.name, &me.lastSeen, &state)
 	if err != nil || !state.Valid {
-		return "", false // no such party yet: nothing to keep
+		return "", party{}, false // no such party yet: nothing to keep
 	}
-	return p.where + "|" + state.String, true
+	return p.where + "|" + state.String, me, true
 }
 
 // PartyState names the state of what the party id sees on a team store
@@ -464,7 +564,7 @@ func (r *ReadOnly) PartyState(id Identity) (state string, ok bool) {
 	if r.pg == nil {
 		return "", false
 	}
-	return r.pg.partyState(r.db, id)
+	return r.pg.partyState(context.Background(), r.db, id)
 }
 
 // fingerprint is the store's state: the sum of its clocks, which every

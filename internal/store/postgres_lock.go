@@ -90,6 +90,9 @@ func (t *tx) lockChannel(id int64) (fresh bool, err error) {
 	if t.team == nil || !t.team.writing || t.team.locked[id] {
 		return false, nil
 	}
+	if err := t.writes(); err != nil {
+		return false, err
+	}
 	if err := t.waitForChannel(id); err != nil {
 		return false, err
 	}
@@ -166,6 +169,9 @@ func (t *tx) tryLockChannel(id int64) (bool, error) {
 	if t.team == nil || t.team.locked[id] {
 		return true, nil
 	}
+	if err := t.writes(); err != nil {
+		return false, err
+	}
 	var got bool
 	if err := t.row(`SELECT pg_try_advisory_xact_lock(?, ?)`, lockChannel, int32(id)).Scan(&got); err != nil || !got {
 		return false, err
@@ -189,6 +195,9 @@ func (t *tx) lockName(space int32, name string) error {
 // advisoryLock waits for a transaction-scoped advisory lock (within the
 // transaction's lock_timeout). Taking it writes nothing.
 func (t *tx) advisoryLock(space, key int32) error {
+	if err := t.writes(); err != nil {
+		return err
+	}
 	var none any
 	return t.row(`SELECT pg_advisory_xact_lock(?, ?)`, space, key).Scan(&none)
 }

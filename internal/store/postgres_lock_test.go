@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
 // holdChannel plays a call that is writing in channel name of db's team
@@ -149,6 +151,91 @@ func TestAMovingQueueIsNeverBusy(t *testing.T) {
 		var n int
 		if err := db.sql.QueryRow(`SELECT count(*) FROM messages WHERE body = 'burst'`).Scan(&n); err != nil || n != writes {
 			t.Errorf("%d messages (%v), want %d", n, err, writes)
+		}
+	})
+}
+
+// Calls waiting for a full pool have their turns in the order they came:
+// forty calls queue, each a moment after the one before, behind the one
+// connection of a pool of one. database/sql alone hands a freed
+// connection to a random waiter, so that some calls of a busy hub waited
+// many times as long as the rest.
+func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenPostgres(ctx, pgtest.URL(t), Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	first, release, err := db.pg.conn(ctx, db.sql, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 40
+	served := make(chan int, waiters)
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			conn, release, err := db.pg.conn(ctx, db.sql, time.Minute)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			served <- i
+			conn.Close()
+			release()
+		})
+		time.Sleep(20 * time.Millisecond) // in the queue before the next asks
+	}
+	first.Close()
+	release()
+	wg.Wait()
+	close(served)
+	var order []int
+	for i := range served {
+		order = append(order, i)
+	}
+	// Goroutines start late on a loaded machine, so neighbours may swap;
+	// the first ten asked must still all be served before the last ten.
+	for pos, i := range order {
+		if i < 10 && pos >= waiters-10 {
+			t.Fatalf("turns went in the order %v: call %d of the first ten asked was served among the last ten", order, i)
+		}
+	}
+}
+
+// On a team store a read that writes nothing holds no lock at all: it
+// goes on while the person's own command holds the store alone. A read
+// that writes (chat_read moves the cursor) waits for the command as any
+// write does, and says so when its busy timeout runs out.
+func TestTeamReadsGoOnBesideThePersonsCommands(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		ctx := context.Background()
+		db := worldWith(t, Options{BusyTimeout: 400 * time.Millisecond})
+		must(t)(db.Inbox(ctx, gw)) // gw's last_seen is fresh: its next inbox writes nothing
+		must(t)(db.Say(ctx, dash, SayArgs{Text: "for gw", Channel: "gw--dash"}))
+		command, err := db.sql.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer command.Rollback()
+		if _, err := command.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, pgWriteKey); err != nil {
+			t.Fatal(err)
+		}
+		in, err := db.Inbox(ctx, gw)
+		if err != nil {
+			t.Fatalf("an inbox waited for the person's command: %v", err)
+		}
+		if in.UnreadTotal != 1 {
+			t.Fatalf("the inbox beside the command shows %d unread, want the say's 1", in.UnreadTotal)
+		}
+		if _, err := db.Read(ctx, gw, ReadArgs{Channel: "gw--dash", Limit: 20}); !errors.Is(err, ErrBusy) {
+			t.Fatalf("a read that moves its cursor beside the person's command: %v, want busy", err)
+		}
+		command.Rollback()
+		res, err := db.Read(ctx, gw, ReadArgs{Channel: "gw--dash", Limit: 20})
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("the read once the command ended: %d messages, %v", len(res.Messages), err)
 		}
 	})
 }

@@ -41,11 +41,21 @@ type readCall struct {
 // than adding to one.
 func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p party, swept []archived) (T, error)) (out T, state string, err error) {
 	byParty := c.ownView && d.pg != nil
+	if d.pg != nil {
+		// One turn for the whole call: behind a busy pool it queues once.
+		held, release, err := d.pg.holdTurn(ctx, d.busyTimeout)
+		if err != nil {
+			return out, "", err
+		}
+		defer release()
+		ctx = held
+	}
+	var known party // the party's row as the state's look found it
 	memoState := func() string {
 		var fp string
 		var ok bool
 		if byParty {
-			fp, ok = d.pg.partyState(d.sql, c.me)
+			fp, known, ok = d.pg.partyStateOf(ctx, d.sql, c.me)
 		} else {
 			fp, ok = d.fingerprint()
 		}
@@ -73,7 +83,7 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 	var seen string
 	var wrote bool
 	err = run(ctx, func(t *tx) error {
-		p, err := t.me(c.me, c.write)
+		p, err := t.meKnown(c.me, c.write, known)
 		if err != nil {
 			return err
 		}

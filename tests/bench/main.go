@@ -27,6 +27,7 @@ type options struct {
 	// The scale and waiters sections (scale.go).
 	scaleMembers membersFlag
 	scaleFor     time.Duration
+	scaleStores  string
 	waiters      int
 	hubFlags     []string
 }
@@ -43,6 +44,7 @@ func main() {
 	o.scaleMembers = membersFlag{10, 50, 200}
 	flag.Var(&o.scaleMembers, "scale-members", "scale: the team sizes, comma-separated")
 	flag.DurationVar(&o.scaleFor, "scale-for", 10*time.Second, "scale: how long each configuration's members call")
+	flag.StringVar(&o.scaleStores, "scale-stores", "sqlite,pg,pg2", "scale: the configurations, comma-separated: sqlite (a SQLite hub), pg (one hub on PostgreSQL), pg2 (two hubs on it)")
 	flag.IntVar(&o.waiters, "waiters", 1000, "waiters: how many chat_wait calls are held at once")
 	hubFlags := flag.String("hub-flags", "", "extra flags for every `mcpp-chat hub serve`, space-separated (e.g. its connection caps)")
 	writer := flag.String("store-writer", "", "internal: DB|PARTY|WORKSPACE|N — post N says through the store directly")

@@ -133,6 +133,11 @@ func (w *world) freshPostgres(pg *pgtest.Server, name, config string, seed func(
 // (when PostgreSQL is installed) one and two hubs on PostgreSQL, each on
 // a fresh store.
 func benchScale(w *world, o options, r *report) error {
+	for _, name := range strings.Split(o.scaleStores, ",") {
+		if !slices.Contains([]string{"sqlite", "pg", "pg2"}, name) {
+			return fmt.Errorf("-scale-stores names %q — give sqlite, pg or pg2, comma-separated", name)
+		}
+	}
 	progress("scale: open-files limit %d", raiseFileLimit())
 	pg, err := startPostgres()
 	if err != nil {
@@ -153,21 +158,25 @@ func benchScale(w *world, o options, r *report) error {
 			return err
 		}
 		type config struct {
+			name  string // as -scale-stores names it
 			setup string
 			hubs  int
 			fresh func() (teamStore, error)
 		}
-		runs := []config{{"SQLite hub", 1, func() (teamStore, error) { return w.freshFile("", seed) }}}
+		runs := []config{{"sqlite", "SQLite hub", 1, func() (teamStore, error) { return w.freshFile("", seed) }}}
 		if pg != nil {
 			runs = append(runs,
-				config{"PostgreSQL, one hub", 1, func() (teamStore, error) {
+				config{"pg", "PostgreSQL, one hub", 1, func() (teamStore, error) {
 					return w.freshPostgres(pg, fmt.Sprintf("scale_one_%d", n), "", seed)
 				}},
-				config{"PostgreSQL, two hubs (members split)", 2, func() (teamStore, error) {
+				config{"pg2", "PostgreSQL, two hubs (members split)", 2, func() (teamStore, error) {
 					return w.freshPostgres(pg, fmt.Sprintf("scale_two_%d", n), "", seed)
 				}})
 		}
 		for _, c := range runs {
+			if !slices.Contains(strings.Split(o.scaleStores, ","), c.name) {
+				continue
+			}
 			progress("scale: %d members, %s, %s", n, c.setup, o.scaleFor)
 			st, err := c.fresh()
 			if err != nil {

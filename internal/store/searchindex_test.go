@@ -240,3 +240,26 @@ func TestSearchTellsTheProgressOfALongBuild(t *testing.T) {
 		}
 	})
 }
+
+// A build of several steps ends with FTS5's segments merged, and merges
+// at 4 from then on. It writes at 16, and left up to 15 segments on each
+// level, every one of which each search then read: at 1M messages a
+// search read 0.6 ms where the merged index reads 0.15 (docs/performance.md).
+func TestSearchIndexBuildEndsMerged(t *testing.T) {
+	db := world(t)
+	ctx := context.Background()
+	// 24 MiB: six steps of at most searchBatchBytes, six segments.
+	bigChannel(t, db, 6*searchBatchBytes/(64<<10), 64<<10)
+	x := freshIndex(t, openRO(t, db.Path()), db.Path())
+	var automerge string
+	if err := x.db.QueryRowContext(ctx, `SELECT v FROM hits_config WHERE k = 'automerge'`).Scan(&automerge); err != nil {
+		t.Fatal(err)
+	}
+	var segments int
+	if err := x.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM hits_idx`).Scan(&segments); err != nil {
+		t.Fatal(err)
+	}
+	if automerge != "4" || segments >= 4 {
+		t.Fatalf("after a build the index merges at %s and holds %d segments, want 4 and fewer than 4", automerge, segments)
+	}
+}

@@ -59,6 +59,7 @@ func TestDoctorChecksTheHooks(t *testing.T) {
 		{"wrong shape", `{"hooks": {"Stop": {"command": "x"}}}`, exitError, "hooks.Stop is not a list"},
 		{"hook binary missing", strings.Replace(stop, "%s", `"/gone/bin/mcpp-chat-hook --event Stop"`, 1), exitError, "/gone/bin/mcpp-chat-hook is missing — run make build"},
 		{"none of ours", strings.Replace(stop, "%s", `"notify-send done"`, 1), exitOK, "none of mcpp-chat's"},
+		{"no idle wake", strings.Replace(doc, "%s", `"MCPP_CHAT_DB=$DB '`+hook+`' --event Stop"`, 1), exitOK, "to add it run: " + invocation(func(string) string { return "" }) + " setup hooks --write"},
 	}
 	for _, c := range cases {
 		home := t.TempDir()

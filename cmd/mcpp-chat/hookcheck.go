@@ -39,7 +39,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		fmt.Fprintf(w, "hooks:       none (no %s) — run: %s setup hooks --write\n", file, invocation(want.env))
-		fmt.Fprintln(w, wakeMissing)
+		fmt.Fprintln(w, wakeMissing(want.env))
 		return true
 	case err != nil:
 		fmt.Fprintf(w, "warning:     cannot read %s: %v\n", file, err)
@@ -63,7 +63,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 			name += " (idle wake)"
 			wakes = append(wakes, e.Where)
 		case h.waits():
-			fmt.Fprintf(w, "warning:     %s %s is the idle wake without \"asyncRewake\": true — Claude Code runs it in the foreground, which holds every stop until a peer writes — run: mcpp-chat setup hooks --write\n", file, e.Where)
+			fmt.Fprintf(w, "warning:     %s %s is the idle wake without \"asyncRewake\": true — Claude Code runs it in the foreground, which holds every stop until a peer writes — run: %s setup hooks --write\n", file, e.Where, invocation(want.env))
 			ok = false
 		default:
 			perEvent[e.Event]++
@@ -76,7 +76,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(w, "hooks:       none of mcpp-chat's in %s — run: %s setup hooks --write\n", file, invocation(want.env))
-		fmt.Fprintln(w, wakeMissing)
+		fmt.Fprintln(w, wakeMissing(want.env))
 		return ok
 	}
 	fmt.Fprintf(w, "hooks:       %s in %s\n", strings.Join(names, ", "), file)
@@ -95,27 +95,38 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 
 // wakeMissing is doctor's line for settings without the idle wake: not a
 // warning (--no-wake leaves it out on purpose), but what it costs.
-const wakeMissing = "idle wake:   not installed — a session idle at its prompt notices a peer only when someone types; to add it run: mcpp-chat setup hooks --write"
+func wakeMissing(env func(string) string) string {
+	return "idle wake:   not installed — a session idle at its prompt notices a peer only when someone types; to add it run: " + invocationOr(env) + " setup hooks --write"
+}
+
+// invocationOr is invocation, or the command's bare name without an
+// environment to look in.
+func invocationOr(env func(string) string) string {
+	if env == nil {
+		return "mcpp-chat"
+	}
+	return invocation(env)
+}
 
 // checkWake says whether the idle wake is installed, and warns when the
 // Claude Code here is older than the one it is tested with, or when it is
 // installed more than once (each would wake the session).
 func checkWake(w io.Writer, wakes []string, env func(string) string) bool {
 	if len(wakes) == 0 {
-		fmt.Fprintln(w, wakeMissing)
+		fmt.Fprintln(w, wakeMissing(env))
 		return true
 	}
 	fmt.Fprintf(w, "idle wake:   installed (%s) — a session idle at its prompt wakes when a peer needs it\n", strings.Join(wakes, ", "))
 	ok := true
 	if len(wakes) > 1 {
-		fmt.Fprintf(w, "warning:     the idle wake is installed %d times — run: mcpp-chat setup hooks --write (it keeps one)\n", len(wakes))
+		fmt.Fprintf(w, "warning:     the idle wake is installed %d times — run: %s setup hooks --write (it keeps one)\n", len(wakes), invocationOr(env))
 		ok = false
 	}
 	if env == nil {
 		return ok
 	}
 	if c := findClaudeCode(env); c.older() {
-		fmt.Fprintf(w, "warning:     %s — update Claude Code, or run: mcpp-chat setup hooks --write --no-wake\n", c.wakeNote())
+		fmt.Fprintf(w, "warning:     %s — update Claude Code, or run: %s setup hooks --write --no-wake\n", c.wakeNote(), invocation(env))
 		ok = false
 	}
 	return ok

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -423,15 +424,30 @@ func splitTerms(q string) []string {
 }
 
 // searchHolder opens a handle's index on its first search and keeps it.
+// While the handle searched within keepFor, a keeper brings the index up
+// to date soon after each commit of any process (keepUp), so that a
+// search a moment after a peer's write finds nothing new to index.
 type searchHolder struct {
 	mu  sync.Mutex
 	idx *searchIndex
+	// stop, when not nil, stops the running keeper; kept waits for it.
+	stop       chan struct{}
+	kept       sync.WaitGroup
+	lastSearch atomic.Int64 // unix nanoseconds
 }
+
+// keepEvery is how often the keeper looks at the database's stamp, and
+// keepFor how long after a handle's last search it goes on doing so.
+var (
+	keepEvery = 250 * time.Millisecond
+	keepFor   = 10 * time.Minute
+)
 
 // run searches with the handle's index. An index found damaged — when it
 // is opened, or by the search itself — is removed and made anew, once; an
 // index whose file was replaced meanwhile is opened again.
 func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string, scope []int64, a SearchArgs) (SearchResult, error) {
+	h.lastSearch.Store(time.Now().UnixNano())
 	for attempt := 1; ; attempt++ {
 		idx, err := h.get(ctx, dbPath)
 		res := SearchResult{Query: a.Query, Hits: []Hit{}}
@@ -440,6 +456,9 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 		}
 		var damaged *damagedIndex
 		switch {
+		case err == nil:
+			h.keep(src, dbPath, idx)
+			return res, nil
 		case errors.As(err, &damaged):
 			h.drop(idx)
 			damaged.remove()
@@ -457,6 +476,74 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 	}
 }
 
+// keep starts the keeper of idx, a file's index, unless one runs.
+func (h *searchHolder) keep(src reader, dbPath string, idx *searchIndex) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stop != nil || h.idx != idx || idx.path == "" {
+		return
+	}
+	stop := make(chan struct{})
+	h.stop = stop
+	h.kept.Add(1)
+	go h.keepUp(stop, src, dbPath, idx, keepEvery, keepFor)
+}
+
+// keepUp catches idx up once the database's stamp shows a commit and can
+// be trusted (see Fingerprint), so that the catch-up records it and the
+// next search only compares it. It looks every every, and ends at stop,
+// idle after the last search, or at an error, which the next search
+// meets and reports.
+func (h *searchHolder) keepUp(stop chan struct{}, src reader, dbPath string, idx *searchIndex, every, idle time.Duration) {
+	defer h.kept.Done()
+	defer func() {
+		h.mu.Lock()
+		if h.stop == stop {
+			h.stop = nil
+		}
+		h.mu.Unlock()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	last, _ := Fingerprint(dbPath)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(time.Unix(0, h.lastSearch.Load())) > idle {
+			return
+		}
+		fp, ok := Fingerprint(dbPath)
+		if !ok || fp == last {
+			continue
+		}
+		if err := idx.catchUp(ctx, src, dbPath, nil); err != nil {
+			return
+		}
+		last = fp
+	}
+}
+
+// stopKeeping stops the keeper, if one runs, and returns at once; the
+// keeper ends within its current catch-up.
+func (h *searchHolder) stopKeeping() {
+	if h.stop != nil {
+		close(h.stop)
+		h.stop = nil
+	}
+}
+
 // get is the handle's index, opened on first use and again when its file
 // was removed or replaced since.
 func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, error) {
@@ -466,6 +553,7 @@ func (h *searchHolder) get(ctx context.Context, dbPath string) (*searchIndex, er
 		return h.idx, nil
 	}
 	if h.idx != nil {
+		h.stopKeeping()
 		h.idx.close()
 		h.idx = nil
 	}
@@ -483,12 +571,19 @@ func (h *searchHolder) drop(idx *searchIndex) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if idx != nil && h.idx == idx {
+		h.stopKeeping()
 		h.idx.close()
 		h.idx = nil
 	}
 }
 
+// close stops the keeper and waits for it, so that nothing writes the
+// index once the handle is closed, then closes the index.
 func (h *searchHolder) close() {
+	h.mu.Lock()
+	h.stopKeeping()
+	h.mu.Unlock()
+	h.kept.Wait()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.idx != nil {

@@ -263,3 +263,61 @@ func TestSearchIndexBuildEndsMerged(t *testing.T) {
 		t.Fatalf("after a build the index merges at %s and holds %d segments, want 4 and fewer than 4", automerge, segments)
 	}
 }
+
+// indexedUpTo is the newest message the index of the chat at path holds,
+// read from its file as another process would.
+func indexedUpTo(t *testing.T, path string) int64 {
+	t.Helper()
+	x, err := openIndexFile(context.Background(), path+SearchIndexSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	m, err := x.readMark(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.id
+}
+
+// A handle that searched keeps its index up to date without a search: a
+// peer's write is indexed within moments, so that the next search finds
+// nothing new to index. Once the handle is closed, or has not searched
+// for keepFor, nothing writes the index any more.
+func TestSearchIndexKeptUpAfterAPeersWrite(t *testing.T) {
+	defer func(every, keep time.Duration) { keepEvery, keepFor = every, keep }(keepEvery, keepFor)
+	keepEvery, keepFor = 20*time.Millisecond, time.Hour
+	db := world(t)
+	ctx := context.Background()
+	r := openRO(t, db.Path())
+	must(t)(r.Search(ctx, SearchArgs{Query: "kestrel"}))
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "a kestrel over the field", Channel: "gw--dash"}))
+	var newest int64
+	if err := db.sql.QueryRow(`SELECT max(id) FROM messages`).Scan(&newest); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for indexedUpTo(t, db.Path()) < newest {
+		if time.Now().After(deadline) {
+			t.Fatalf("the index holds up to #%d 20 s after the peer's write of #%d, with no search", indexedUpTo(t, db.Path()), newest)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	r.Close()
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "after the close", Channel: "gw--dash"}))
+	time.Sleep(300 * time.Millisecond) // fifteen of the keeper's looks
+	if got := indexedUpTo(t, db.Path()); got != newest {
+		t.Fatalf("the index moved to #%d after its handle was closed", got)
+	}
+
+	keepFor = 0 // every search is too long ago
+	r = openRO(t, db.Path())
+	must(t)(r.Search(ctx, SearchArgs{Query: "kestrel"}))
+	held := indexedUpTo(t, db.Path())
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "long after the last search", Channel: "gw--dash"}))
+	time.Sleep(300 * time.Millisecond)
+	if got := indexedUpTo(t, db.Path()); got != held {
+		t.Fatalf("the index moved from #%d to #%d with no search within keepFor", held, got)
+	}
+}

@@ -292,24 +292,7 @@ func BenchmarkSearchPostgres(b *testing.B) {
 			reportP50(b, took)
 		})
 		b.Run("after-a-write/"+name, func(b *testing.B) {
-			peer := seedParties(10)[0]
-			var took []time.Duration
-			i := 0
-			for b.Loop() {
-				b.StopTimer()
-				i++
-				if _, err := db.Say(ctx, peer, SayArgs{Channel: "ch-00", Text: fmt.Sprintf("pelican %d", i)}); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				start := time.Now()
-				res, err := r.Search(ctx, SearchArgs{Query: fmt.Sprintf(`"pelican %d"`, i)})
-				took = append(took, time.Since(start))
-				if err != nil || res.Total != 1 {
-					b.Fatalf("pelican %d: %v, %d hits", i, err, res.Total)
-				}
-			}
-			reportP50(b, took)
+			searchAfterWrites(b, db, r, "pelican", 0)
 		})
 		r.Close()
 		db.Close()

@@ -21,11 +21,21 @@ func TestMakeTestRunsEverySuiteAndCollapsesRepeats(t *testing.T) {
 	if _, err := exec.LookPath("awk"); err != nil {
 		t.Skip("no awk on PATH")
 	}
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
 	dir := t.TempDir()
 	fakeGo := writeScript(t, dir, "go", `case "$1" in
 vet) echo "vet: store.go:3: unreachable code"; exit 1 ;;
-test) echo "--- FAIL: TestBusy"; for i in $(seq 400); do echo "    busy_test.go:12: database is locked"; done
-      echo "FAIL"; exit 1 ;;
+build) exec "`+realGo+`" "$@" ;;
+test) printf '%s\n' '{"Action":"start","Package":"m/busy"}'
+      printf '%s\n' '{"Action":"output","Package":"m/busy","Test":"TestBusy","Output":"=== RUN   TestBusy\n"}'
+      for i in $(seq 400); do printf '%s\n' '{"Action":"output","Package":"m/busy","Test":"TestBusy","Output":"    busy_test.go:12: database is locked\n"}'; done
+      printf '%s\n' '{"Action":"output","Package":"m/busy","Test":"TestBusy","Output":"--- FAIL: TestBusy (0.00s)\n"}'
+      printf '%s\n' '{"Action":"fail","Package":"m/busy","Test":"TestBusy"}'
+      printf '%s\n' '{"Action":"fail","Package":"m/busy","Elapsed":0.5}'
+      exit 1 ;;
 esac`)
 	fakePython := writeScript(t, dir, "python3", `case "$*" in
 *unittest*) echo "Ran 29 tests"; echo "OK" ;;
@@ -41,6 +51,9 @@ esac`)
 	text := string(out)
 	if n := strings.Count(text, "database is locked"); n != 1 {
 		t.Errorf("the repeated line shows %d times, want once:\n%s", n, text)
+	}
+	if !strings.Contains(text, "FAIL\tm/busy\t0.500s") {
+		t.Errorf("no line for the failed package:\n%s", text)
 	}
 	if !strings.Contains(text, "[the line above repeated 399 more times]") {
 		t.Errorf("no count of the repeats:\n%s", text)

@@ -47,8 +47,26 @@ suite() {
 
 suite "go vet ./..." "under a minute with a warm build cache, up to ~6 min on a cold one (2 cores)" \
   "$GO" vet ./...
-suite "go test ./..." "the longest step: many minutes on 2 cores, with little output until a package finishes" \
-  "$GO" test -count=1 -timeout 30m ./...
+# gotest runs the Go tests, printing each package's line as it finishes
+# (tests/progress reads go test -json; plain go test holds every line until
+# the packages listed before it are done), and a line naming the packages
+# still running after each quiet minute.
+gotest() {
+  local progress
+  progress=$(mktemp -d)/progress
+  if ! "$GO" build -o "$progress" ./tests/progress; then
+    echo "make test: could not build tests/progress — running go test without it"
+    "$GO" test -count=1 -timeout 30m ./...
+    return
+  fi
+  "$GO" test -json -count=1 -timeout 30m ./... 2>&1 | "$progress"
+  local status=$?
+  rm -rf "$(dirname "$progress")"
+  return $status
+}
+
+suite "go test ./..." "the longest step: many minutes on 2 cores; each package's line as it finishes" \
+  gotest
 suite "the mcpp host test (tests/test_mcpp_host.py)" "about 30 s" \
   "$PYTHON" -m unittest discover -s tests -p 'test_*.py'
 

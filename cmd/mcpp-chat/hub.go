@@ -67,11 +67,14 @@ func hubStore(flag string, getenv func(string) string) (string, error) {
 	case strings.HasPrefix(url, "sqlite:") && len(url) > len("sqlite:"):
 		path, err := filepath.Abs(strings.TrimPrefix(url, "sqlite:"))
 		if err != nil {
-			return "", fmt.Errorf("the store %q: %w", url, err)
+			return "", fmt.Errorf("the store %q: %w", redact.URL(url), err)
 		}
 		return "sqlite:" + path, nil
 	}
-	return "", fmt.Errorf("the store %q is neither postgres://… nor sqlite:PATH — give one of those", url)
+	// A key=value connection string (host=… password=…) is libpq's too,
+	// but not a store address here: it is refused, and named without
+	// its password, as every store is.
+	return "", fmt.Errorf("the store %q is neither postgres://… nor sqlite:PATH — give one of those (a connection string's keys go in a URL's query: postgres://USER@HOST/DB?sslmode=require)", redact.URL(url))
 }
 
 // openHubStore opens the store for writing.

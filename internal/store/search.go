@@ -79,6 +79,16 @@ func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResul
 	if err != nil {
 		return SearchResult{}, err
 	}
+	if d.pg != nil {
+		// The whole search, its scope too, is a long read: it queues
+		// once, within the party's share (postgres_longread.go).
+		long, done, err := d.pg.longRead(ctx, partyKey(me))
+		if err != nil {
+			return SearchResult{}, err
+		}
+		defer done()
+		ctx = long
+	}
 	scope, err := d.searchScope(ctx, me, a.Channel)
 	if err != nil {
 		return SearchResult{}, err
@@ -94,6 +104,14 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	query, err := ftsQuery(a.Query)
 	if err != nil {
 		return SearchResult{}, err
+	}
+	if r.pg != nil {
+		long, done, err := r.pg.longRead(ctx, "")
+		if err != nil {
+			return SearchResult{}, err
+		}
+		defer done()
+		ctx = long
 	}
 	var scope []int64 // nil: every channel
 	if strings.TrimSpace(a.Channel) != "" {

@@ -234,9 +234,10 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 		Close() error
 	}
 	if config.IsPostgres(url) {
-		if read, err = store.OpenReadOnlyPostgres(ctx, url); err == nil {
-			read.SetMaxConns(in.cfg.Storage.MaxConnections)
-		}
+		// One pool for the calls, the reads and the token checks: the
+		// hub opens storage.max_connections connections and its
+		// listener's one, not a pool more for its reads.
+		read = db.Reader()
 		changes = listen.New(url)
 	} else {
 		path := db.Path()

@@ -71,6 +71,18 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
 }
 
+// Reader is a read-only handle on d's team store that reads through d's
+// own pool and turns, so that a process holding both (the hub) opens no
+// more connections than Options.MaxConns, and its long reads share the
+// one bound (postgres_longread.go). Closing it leaves d open. On a
+// database file it is nil: open one with OpenReadOnly.
+func (d *DB) Reader() *ReadOnly {
+	if d.pg == nil {
+		return nil
+	}
+	return &ReadOnly{path: d.path, db: d.sql, pg: d.pg, shared: true}
+}
+
 // OpenReadOnlyPostgres opens the team store at rawURL for reading only:
 // every read is a READ ONLY transaction, which PostgreSQL refuses to let
 // write. It migrates nothing; a store without the schema is refused.

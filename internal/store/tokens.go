@@ -68,13 +68,13 @@ func (d *DB) Tokens(ctx context.Context) (*Tokens, error) {
 	if d.pg != nil {
 		t.rewrite = d.pg.rewrite
 	} else {
-		path := d.path + ".hub"
-		if err := createOwnerOnly(path); err != nil {
+		db, err := openTokenFile(d.path + ".hub") // never through a link (tokensfile.go)
+		if err != nil {
 			return nil, err
 		}
-		db, err := sql.Open("sqlite3", dsn(path, false))
-		if err != nil {
-			return nil, fmt.Errorf("open the hub's tokens %s: %w", path, err)
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, err
 		}
 		t.sql, t.own = db, true
 	}

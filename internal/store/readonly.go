@@ -525,6 +525,9 @@ func (r *ReadOnly) NameFor(ctx context.Context, id Identity) (name string, known
 
 // existingParty finds the caller's party without creating it.
 func (t *tx) existingParty(id Identity) (party, error) {
+	if err := id.check(); err != nil {
+		return party{}, err
+	}
 	p := party{}
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {

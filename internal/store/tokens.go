@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Tokens are a team hub's credentials: each is bound to one or more
@@ -117,6 +118,9 @@ func (t *Tokens) Issue(ctx context.Context, parties []string, label string, ttl 
 	if ttl <= 0 {
 		return "", Token{}, userErrorf("a token needs a lifetime: give --ttl, e.g. 90d or 12h")
 	}
+	if !utf8.ValidString(label) { // as a folder (Identity.check): one rule on both engines
+		return "", Token{}, userErrorf("the label %q is not UTF-8 text, which the store cannot hold — give one that is, e.g. alice-laptop", label)
+	}
 	id := make([]byte, 6)
 	rand.Read(id) // never fails (crypto/rand)
 	return t.store(ctx, hex.EncodeToString(id), randomText(32), parties, label, ttl)
@@ -137,7 +141,7 @@ func (t *Tokens) store(ctx context.Context, id, secret string, parties []string,
 // Verify finds the token text names, if it is valid now.
 func (t *Tokens) Verify(ctx context.Context, text string) (Token, error) {
 	id, secret, ok := strings.Cut(strings.TrimPrefix(text, TokenPrefix), "_")
-	if !ok || !strings.HasPrefix(text, TokenPrefix) || id == "" || secret == "" {
+	if !ok || !strings.HasPrefix(text, TokenPrefix) || !isTokenID(id) || secret == "" {
 		return Token{}, ErrTokenUnknown
 	}
 	tok, hash, err := t.byID(ctx, id)
@@ -231,6 +235,13 @@ func scanToken(scan func(...any) error) (Token, string, error) {
 		tok.Revoked, _ = time.Parse(time.RFC3339Nano, revoked.String)
 	}
 	return tok, hash, nil
+}
+
+// isTokenID reports text that could be an id Issue made (12 hex digits),
+// before it is looked up: anything else is unknown, on both engines.
+func isTokenID(id string) bool {
+	_, err := hex.DecodeString(id)
+	return len(id) == 12 && err == nil
 }
 
 func hashSecret(secret string) string {

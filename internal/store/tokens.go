@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,6 +42,10 @@ type Token struct {
 	// Revoked is the zero time for a token that was not revoked.
 	Revoked time.Time
 }
+
+// MaxTokenTTL is the longest a token may live: ten years, which no
+// credential needs, far inside what the store's times can hold.
+const MaxTokenTTL = 3650 * 24 * time.Hour
 
 // TokenPrefix starts every token, so that a secret scanner (and a person)
 // can tell what it is.
@@ -115,9 +120,13 @@ func (t *Tokens) Issue(ctx context.Context, parties []string, label string, ttl 
 	if len(parties) == 0 {
 		return "", Token{}, userErrorf("a token needs a party: give --party NAME (the repository's party name)")
 	}
-	if ttl <= 0 {
-		return "", Token{}, userErrorf("a token needs a lifetime: give --ttl, e.g. 90d or 12h")
+	if ttl <= 0 || ttl > MaxTokenTTL {
+		return "", Token{}, userErrorf("a token needs a lifetime of at most 3650d (ten years): give --ttl, e.g. 90d or 12h")
 	}
+	// Each party once: a party named twice made a token of "two", which
+	// then needed the Mcpp-Party header on every request.
+	seen := map[string]bool{}
+	parties = slices.DeleteFunc(slices.Clone(parties), func(p string) bool { dup := seen[p]; seen[p] = true; return dup })
 	if !utf8.ValidString(label) { // as a folder (Identity.check): one rule on both engines
 		return "", Token{}, userErrorf("the label %q is not UTF-8 text, which the store cannot hold — give one that is, e.g. alice-laptop", label)
 	}

@@ -191,7 +191,11 @@ type PartyInfo struct {
 	LastSeen  string  `json:"last_seen"`
 }
 
-func (t *tx) knownParties() ([]PartyInfo, error) {
+// knownParties lists every party. For a member of a team hub (team) each
+// party's workspace is its name as a hub records it (TeamWorkspace): on a
+// hub a party is its name, and the folder a party was made in is a path
+// of another machine, which is none of the member's business.
+func (t *tx) knownParties(team bool) ([]PartyInfo, error) {
 	rows, err := t.query(`SELECT name, workspace_path, about, last_seen FROM parties ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -206,6 +210,9 @@ func (t *tx) knownParties() ([]PartyInfo, error) {
 		}
 		if about.Valid && about.String != "" {
 			p.About = &about.String
+		}
+		if team {
+			p.Workspace = TeamWorkspace(p.Name)
 		}
 		out = append(out, p)
 	}

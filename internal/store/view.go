@@ -124,7 +124,7 @@ func (r *ReadOnly) Parties(ctx context.Context) ([]PartyInfo, error) {
 	var out []PartyInfo
 	err := r.view(ctx, func(t *tx) error {
 		var err error
-		out, err = t.knownParties()
+		out, err = t.knownParties(false)
 		return err
 	})
 	return out, err

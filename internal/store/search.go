@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ncruces/go-sqlite3"
 )
 
 // Snippets mark the words a search matched with these two characters, so
@@ -483,7 +486,7 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 		case errors.Is(err, errIndexReplaced):
 			h.drop(idx)
 		default:
-			return res, err
+			return res, indexFull(dbPath, err)
 		}
 		if attempt == 2 {
 			if damaged == nil {
@@ -492,6 +495,19 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 			return res, err
 		}
 	}
+}
+
+// indexFull is err, or, when it is the I/O error SQLite gives for a write
+// the index's disk had no room for, a StorageError that says so: as a
+// write does (describeFile), and not as a failure inside the server.
+func indexFull(dbPath string, err error) error {
+	if !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.FULL) {
+		return err
+	}
+	if dir := filepath.Dir(dbPath); diskFull(dir) {
+		return storageErrorf("the disk holding %s is full, so the search index %s cannot grow: the search stopped, and nothing in the chat changed — free some space on it and search again", dir, dbPath+SearchIndexSuffix)
+	}
+	return err
 }
 
 // keep starts the keeper of idx, a file's index, unless one runs.

@@ -483,7 +483,9 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 		case errors.As(err, &damaged):
 			h.drop(idx)
 			damaged.remove()
-		case errors.Is(err, errIndexReplaced):
+		case errors.Is(err, errIndexReplaced), idx != nil && idx.movedAway():
+			// Its file went while it searched (and the keeper may have
+			// closed it): the next attempt opens what the path names now.
 			h.drop(idx)
 		default:
 			return res, indexFull(dbPath, err)
@@ -526,8 +528,9 @@ func (h *searchHolder) keep(src reader, dbPath string, idx *searchIndex) {
 // keepUp catches idx up once the database's stamp shows a commit and can
 // be trusted (see Fingerprint), so that the catch-up records it and the
 // next search only compares it. It looks every every, and ends at stop,
-// idle after the last search, or at an error, which the next search
-// meets and reports.
+// idle after the last search, at an error, which the next search meets
+// and reports, or once idx's file is gone from its path (it then closes
+// idx).
 func (h *searchHolder) keepUp(stop chan struct{}, src reader, dbPath string, idx *searchIndex, every, idle time.Duration) {
 	defer h.kept.Done()
 	defer func() {
@@ -556,6 +559,13 @@ func (h *searchHolder) keepUp(stop chan struct{}, src reader, dbPath string, idx
 		case <-tick.C:
 		}
 		if time.Since(time.Unix(0, h.lastSearch.Load())) > idle {
+			return
+		}
+		if idx.movedAway() {
+			// Its file was deleted or replaced: catching up would write
+			// files nobody else sees and hold them open. Closed, the next
+			// search opens what the path names now.
+			h.drop(idx)
 			return
 		}
 		fp, ok := Fingerprint(dbPath)

@@ -157,13 +157,10 @@ func (p *postgres) longRead(ctx context.Context, party string) (context.Context,
 }
 
 // partyKey names a party for its share of long reads: a team party by
-// its name, any other by its folder; the person (the read-only handle's
-// own views) is "".
+// its name, any other by its folder. (The person's own reads, on the
+// read-only handle, share "".)
 func partyKey(id Identity) string {
 	if id.Team {
-		return "name:" + id.Name
-	}
-	if id.Workspace == "" && id.Name != "" {
 		return "name:" + id.Name
 	}
 	return "path:" + id.Workspace

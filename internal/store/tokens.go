@@ -123,13 +123,13 @@ func (t *Tokens) Issue(ctx context.Context, parties []string, label string, ttl 
 	if ttl <= 0 || ttl > MaxTokenTTL {
 		return "", Token{}, userErrorf("a token needs a lifetime of at most 3650d (ten years): give --ttl, e.g. 90d or 12h")
 	}
+	if !utf8.ValidString(label) { // as a folder (Identity.check): one rule on both engines
+		return "", Token{}, userErrorf("the label %q is not UTF-8 text, which the store cannot hold — give one that is, e.g. alice-laptop", label)
+	}
 	// Each party once: a party named twice made a token of "two", which
 	// then needed the Mcpp-Party header on every request.
 	seen := map[string]bool{}
 	parties = slices.DeleteFunc(slices.Clone(parties), func(p string) bool { dup := seen[p]; seen[p] = true; return dup })
-	if !utf8.ValidString(label) { // as a folder (Identity.check): one rule on both engines
-		return "", Token{}, userErrorf("the label %q is not UTF-8 text, which the store cannot hold — give one that is, e.g. alice-laptop", label)
-	}
 	id := make([]byte, 6)
 	rand.Read(id) // never fails (crypto/rand)
 	return t.store(ctx, hex.EncodeToString(id), randomText(32), parties, label, ttl)

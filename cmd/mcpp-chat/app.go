@@ -147,7 +147,11 @@ func (in install) openReadOnly(ctx context.Context) (*store.ReadOnly, error) {
 		return nil, in.errMember("log, search or ui")
 	}
 	if in.onPostgres() {
-		return store.OpenReadOnlyPostgres(ctx, in.paths.Store)
+		r, err := store.OpenReadOnlyPostgres(ctx, in.paths.Store)
+		if err == nil {
+			r.SetMaxConns(in.cfg.Storage.MaxConnections)
+		}
+		return r, err
 	}
 	return store.OpenReadOnly(ctx, in.paths.DB)
 }

@@ -155,3 +155,58 @@ func TestHookHelpNamesTheCommandRun(t *testing.T) {
 		t.Errorf("version --help: exit %d\n%s", code, out)
 	}
 }
+
+// `call --stream` answers a request line over the bound with an error,
+// under the request's id, and goes on to the next, as serve does; it used
+// to exit.
+func TestCallStreamAnswersAnOverlongLineAndGoesOn(t *testing.T) {
+	env := isolatedEnv(t)
+	long := &zeros{limit: 2 * tools.MaxLineBytes}
+	in := io.MultiReader(
+		strings.NewReader(`{"id": 1, "tool": "chat_whoami"}`+"\n"),
+		strings.NewReader(`{"id": 2, "tool": "chat_say", "arguments": {"text": "`), long, strings.NewReader("\"}}\n"),
+		strings.NewReader(`{"id": 3, "tool": "chat_whoami"}`+"\n"),
+	)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"call", "--stream"}, func(k string) string { return env[k] }, in, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 { // ready, then three answers
+		t.Fatalf("%d lines: %s", len(lines), out.String())
+	}
+	answers := map[string]streamReply{}
+	for _, line := range lines[1:] {
+		var r streamReply
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		answers[string(r.ID)] = r
+	}
+	if a := answers["1"]; !a.Success {
+		t.Errorf("the call before the long line: %+v", a)
+	}
+	if a := answers["3"]; !a.Success {
+		t.Errorf("the call after the long line: %+v", a)
+	}
+	if a, ok := answers["2"]; !ok || a.Success || !strings.Contains(a.Error, "over 16 MiB") {
+		t.Errorf("the long line's answer, with its id: %+v", a)
+	}
+}
+
+// The id of a request cut short is found only where it leads the line.
+func TestLeadingID(t *testing.T) {
+	for start, want := range map[string]string{
+		`{"id": 7, "tool": "chat_say", "arguments": {"text": "xxx`: "7",
+		`{"id":"a-1","tool"`:                  `"a-1"`,
+		`{"tool": "chat_say", "id": 7, "argu`: "null",
+		`{"id": {"nested": 1}, "tool": "x"`:   "null",
+		`{"id": "unterminated`:                "null",
+		`not json`:                            "null",
+	} {
+		if got := string(leadingID([]byte(start))); got != want {
+			t.Errorf("leadingID(%q) = %s, want %s", start, got, want)
+		}
+	}
+}

@@ -67,11 +67,14 @@ func hubStore(flag string, getenv func(string) string) (string, error) {
 	case strings.HasPrefix(url, "sqlite:") && len(url) > len("sqlite:"):
 		path, err := filepath.Abs(strings.TrimPrefix(url, "sqlite:"))
 		if err != nil {
-			return "", fmt.Errorf("the store %q: %w", url, err)
+			return "", fmt.Errorf("the store %q: %w", redact.URL(url), err)
 		}
 		return "sqlite:" + path, nil
 	}
-	return "", fmt.Errorf("the store %q is neither postgres://… nor sqlite:PATH — give one of those", url)
+	// A key=value connection string (host=… password=…) is libpq's too,
+	// but not a store address here: it is refused, and named without
+	// its password, as every store is.
+	return "", fmt.Errorf("the store %q is neither postgres://… nor sqlite:PATH — give one of those (a connection string's keys go in a URL's query: postgres://USER@HOST/DB?sslmode=require)", redact.URL(url))
 }
 
 // openHubStore opens the store for writing.
@@ -231,9 +234,10 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 		Close() error
 	}
 	if config.IsPostgres(url) {
-		if read, err = store.OpenReadOnlyPostgres(ctx, url); err == nil {
-			read.SetMaxConns(in.cfg.Storage.MaxConnections)
-		}
+		// One pool for the calls, the reads and the token checks: the
+		// hub opens storage.max_connections connections and its
+		// listener's one, not a pool more for its reads.
+		read = db.Reader()
 		changes = listen.New(url)
 	} else {
 		path := db.Path()
@@ -404,21 +408,41 @@ func printTokens(w io.Writer, list []store.Token, now time.Time) {
 // parseTTL reads a lifetime: Go's durations, plus days (90d) and weeks (2w).
 func parseTTL(s string) (time.Duration, error) {
 	bad := fmt.Errorf("--ttl %q is not a lifetime — write e.g. 90d, 2w, 12h or 30m", s)
+	maxDays := int(store.MaxTokenTTL / (24 * time.Hour))
+	tooLong := fmt.Errorf("--ttl %s is longer than a token may live, %dd (ten years) — give at most that, and issue a new token when it ends", strings.TrimSpace(s), maxDays)
 	s = strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+	for suffix, days := range map[string]int{"d": 1, "w": 7} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			v, err := strconv.Atoi(n)
-			if err != nil || v <= 0 {
+			switch {
+			case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(n, "-"):
+				return 0, tooLong
+			case err != nil || v <= 0:
 				return 0, bad
+			case v > maxDays/days: // before multiplying, which would overflow
+				return 0, tooLong
 			}
-			return time.Duration(v) * unit, nil
+			return time.Duration(v*days) * 24 * time.Hour, nil
 		}
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
+	switch {
+	case err != nil && overflows(s):
+		return 0, tooLong
+	case err != nil || d <= 0:
 		return 0, bad
+	case d > store.MaxTokenTTL:
+		return 0, tooLong
 	}
 	return d, nil
+}
+
+// overflows reports a positive number and a unit that time.ParseDuration
+// refused: a duration past its range (about 290 years).
+func overflows(s string) bool {
+	number := strings.TrimRight(s, "hms")
+	_, err := strconv.ParseFloat(number, 64)
+	return err == nil && number != s && !strings.HasPrefix(s, "-")
 }
 
 // checkTokenParties refuses names no session could have.
@@ -427,8 +451,11 @@ func checkTokenParties(parties []string) error {
 		return errors.New("give --party NAME: the party the token acts for (a repository's party name, e.g. node-dash)")
 	}
 	for _, p := range parties {
-		if p != config.PartyName(p) || p == "unnamed" {
-			return fmt.Errorf("--party %q is not a party name — use the name its sessions have: lowercase letters, digits and . _ ~ -, e.g. %s", p, config.PartyName(p))
+		if err := config.CheckPartyName(p); err != nil {
+			return fmt.Errorf("--party: %w", err)
+		}
+		if p == "unnamed" {
+			return errors.New(`--party "unnamed" is what a folder without a usable name is called, not a party name — give the repository's party name, e.g. node-dash`)
 		}
 	}
 	return nil

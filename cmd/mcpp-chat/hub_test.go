@@ -496,3 +496,34 @@ func TestDoctorOnAMemberWhoseHubIsDown(t *testing.T) {
 		t.Errorf("doctor with the hub down: exit %d\n%s", code, doc)
 	}
 }
+
+// hub token issue takes each party once, refuses names that are no
+// party's (".", "..", "~") and a lifetime past the bound, saying the
+// bound; a refusal writes nothing.
+func TestHubTokenIssueRefusesWhatNoTokenCanBe(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "hub.db")
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": home, "MCPP_CHAT_STORE": "sqlite:" + db}
+	for _, name := range []string{".", "..", "~"} {
+		code, _, errs := cli(t, env, "hub", "token", "issue", "--party", name, "--label", "x", "--new-party")
+		if code != exitUsage || !strings.Contains(errs, "a letter or a digit") {
+			t.Errorf("--party %s: exit %d, %s", name, code, errs)
+		}
+	}
+	for _, ttl := range []string{"1000000d", "100000w", "1000000h", "3651d"} {
+		code, _, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "x", "--new-party", "--ttl", ttl)
+		if code != exitUsage || !strings.Contains(errs, "3650d") {
+			t.Errorf("--ttl %s: exit %d, %s — want it refused, naming the longest lifetime", ttl, code, errs)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("refused commands made the store")
+	}
+	code, out, errs := cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--party", "node-dash", "--label", "twice", "--new-party", "--ttl", "3650d")
+	if code != exitOK || !strings.Contains(out, "for node-dash (twice)") {
+		t.Fatalf("issue naming a party twice: exit %d\n%s%s", code, out, errs)
+	}
+	if _, out, _ = cli(t, env, "hub", "token", "list"); strings.Contains(out, "node-dash,node-dash") {
+		t.Fatalf("a token for one party named twice is for two:\n%s", out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
@@ -37,7 +38,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	source := in.paths.DB
 	if *from != "" {
 		if !strings.HasPrefix(*from, "sqlite:") || *from == "sqlite:" {
-			fmt.Fprintf(stderr, "mcpp-chat migrate: --from %q is not sqlite:PATH — name the database file to copy, e.g. --from sqlite:%s\n", *from, in.paths.DB)
+			fmt.Fprintf(stderr, "mcpp-chat migrate: --from %q is not sqlite:PATH — name the database file to copy, e.g. --from sqlite:%s\n", redact.URL(*from), in.paths.DB)
 			return exitUsage
 		}
 		source = strings.TrimPrefix(*from, "sqlite:")

@@ -74,6 +74,16 @@ func partiesFlags(fs *flag.FlagSet, args []string, stdout io.Writer, want int, w
 	return pos, 0, false
 }
 
+// checkNamed refuses a NAME that no party may have (config.CheckPartyName,
+// the rule every way a name comes in keeps to), before anything is opened.
+func checkNamed(name string, stderr io.Writer) bool {
+	if err := config.CheckPartyName(name); err != nil {
+		fmt.Fprintf(stderr, "mcpp-chat parties: %v (mcpp-chat parties lists them)\n", err)
+		return false
+	}
+	return true
+}
+
 // openExisting opens the install's database, which a parties command never
 // creates: a missing file means a wrong MCPP_CHAT_DB or no chat yet.
 func openExisting(ctx context.Context, getenv func(string) string, stderr io.Writer) (*store.DB, install, bool) {
@@ -193,6 +203,9 @@ func partiesMove(ctx context.Context, args []string, getenv func(string) string,
 		return code
 	}
 	name, folder := pos[0], pos[1]
+	if !checkNamed(name, stderr) {
+		return exitUsage
+	}
 	if info, err := os.Stat(folder); err != nil || !info.IsDir() {
 		fmt.Fprintf(stderr, "mcpp-chat parties: %s is not a folder on this host — give the folder the repository lives in now; nothing was changed\n", folder)
 		return exitError
@@ -233,6 +246,9 @@ func partiesForget(ctx context.Context, args []string, getenv func(string) strin
 	if done {
 		return code
 	}
+	if !checkNamed(pos[0], stderr) {
+		return exitUsage
+	}
 	db, _, ok := openExisting(ctx, getenv, stderr)
 	if !ok {
 		return exitError
@@ -257,6 +273,9 @@ func partiesResetCursor(ctx context.Context, args []string, getenv func(string) 
 	pos, code, done := partiesFlags(fs, args, stdout, 2, "a party's name and a channel: mcpp-chat parties reset-cursor NAME CHANNEL [--to SEQ]")
 	if done {
 		return code
+	}
+	if !checkNamed(pos[0], stderr) {
+		return exitUsage
 	}
 	seq, err := strconv.ParseInt(*to, 10, 64)
 	if err != nil {

@@ -45,3 +45,23 @@ func TestPartiesSaysWhatAPartyOwes(t *testing.T) {
 		t.Errorf("parties says:\n%s", b.String())
 	}
 }
+
+// The parties commands take a party's name by the same rule as every
+// other way a name comes in: "..", "." and "~" are no party's.
+func TestPartiesCommandsRefuseWhatNoPartyIsNamed(t *testing.T) {
+	env := isolatedEnv(t)
+	if code, out, errs := cli(t, env, "call", "chat_whoami"); code != exitOK {
+		t.Fatalf("whoami: %s%s", out, errs)
+	}
+	folder := t.TempDir()
+	for _, args := range [][]string{
+		{"parties", "forget", ".."},
+		{"parties", "move", "~", folder},
+		{"parties", "reset-cursor", ".", "general"},
+	} {
+		code, out, errs := cli(t, env, args...)
+		if code != exitUsage || !strings.Contains(errs, "a letter or a digit") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,4 +133,41 @@ func TestHubPasswordsAreNeverShown(t *testing.T) {
 		}
 		assertNoSecret(t, strings.Join(args, " "), code, out, errs)
 	}
+}
+
+// A store given as a key=value connection string — which libpq takes, and
+// these commands refuse, since they take a URL — is named in the refusal
+// without its password: by hub serve, each hub token command and migrate
+// --from, given on the command line or in MCPP_CHAT_STORE.
+func TestKeyValueStorePasswordsAreNeverShown(t *testing.T) {
+	keyValue := fmt.Sprintf("host=127.0.0.1 port=%s user=mcpp password=%sD dbname=chat", strings.Split(closedPort(t), ":")[1], secretPart)
+	for _, c := range []struct {
+		what string
+		args []string
+	}{
+		{"hub serve", []string{"hub", "serve", "--listen", "127.0.0.1:0"}},
+		{"hub token issue", []string{"hub", "token", "issue", "--party", "node-dash", "--label", "ci", "--new-party"}},
+		{"hub token list", []string{"hub", "token", "list"}},
+		{"hub token revoke", []string{"hub", "token", "revoke", "ci"}},
+	} {
+		for _, how := range []string{"MCPP_CHAT_STORE", "--store"} {
+			env := isolatedEnv(t)
+			args := c.args
+			if how == "--store" {
+				args = append(slices.Clip(args), "--store", keyValue)
+			} else {
+				env["MCPP_CHAT_STORE"] = keyValue
+			}
+			code, out, errs := cli(t, env, args...)
+			if code == exitOK || !strings.Contains(errs, "password=xxxxx") {
+				t.Errorf("%s, the store in %s: exit %d, and it does not name the store it refuses:\n%s%s", c.what, how, code, out, errs)
+			}
+			assertNoSecret(t, c.what+", the store in "+how, code, out, errs)
+		}
+	}
+	code, out, errs := cli(t, isolatedEnv(t), "migrate", "--from", keyValue, "--to", "postgres://mcpp@"+closedPort(t)+"/chat")
+	if code == exitOK || !strings.Contains(errs, "password=xxxxx") {
+		t.Errorf("migrate --from a connection string: exit %d, and it does not name what it refuses:\n%s%s", code, out, errs)
+	}
+	assertNoSecret(t, "migrate --from a connection string", code, out, errs)
 }

@@ -70,12 +70,17 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 			if !ok {
 				close(stopWaiting) // the client sends nothing more: a chat_wait answers now
 				if err := <-readErr; err != nil {
-					fmt.Fprintf(stderr, "mcpp-chat call --stream: stdin: %v — send one request a line, each under %d MiB\n", err, tools.MaxLineBytes>>20)
+					fmt.Fprintf(stderr, "mcpp-chat call --stream: cannot read stdin: %v\n", err)
 					return exitError
 				}
 				return exitOK
 			}
-			req, err := parseRequest(line)
+			if line.tooLong {
+				out.write(streamReply{ID: leadingID(line.text), callReply: callReply{Error: fmt.Sprintf(
+					"the request is over %d MiB and was not run — send smaller requests, one JSON object a line", tools.MaxLineBytes>>20)}})
+				continue
+			}
+			req, err := parseRequest(line.text)
 			if err != nil {
 				out.write(streamReply{ID: req.ID, callReply: callReply{Error: err.Error()}})
 				continue
@@ -94,22 +99,76 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 	}
 }
 
+// streamLine is a line of `call --stream`'s input: the whole of it, or
+// the start of one over tools.MaxLineBytes (tooLong).
+type streamLine struct {
+	text    []byte
+	tooLong bool
+}
+
 // readLines delivers stdin's non-empty lines until it ends, then its error
-// (nil at the end of the input).
-func readLines(r io.Reader) (<-chan []byte, <-chan error) {
-	lines, done := make(chan []byte), make(chan error, 1)
+// (nil at the end of the input). A line over tools.MaxLineBytes is read
+// to its end, only its start kept, and answered as serve answers one
+// (tools/stdio.go): one bad request ends no session.
+func readLines(r io.Reader) (<-chan streamLine, <-chan error) {
+	lines, done := make(chan streamLine), make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), tools.MaxLineBytes)
-		for sc.Scan() {
-			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-				lines <- bytes.Clone(line)
+		in := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, tooLong, err := nextLine(in, tools.MaxLineBytes)
+			if tooLong || len(line) > 0 {
+				lines <- streamLine{text: line, tooLong: tooLong}
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				done <- err
+				close(lines)
+				return
 			}
 		}
-		done <- sc.Err()
-		close(lines)
 	}()
 	return lines, done
+}
+
+// nextLine reads one line, trimmed; of one over max (tooLong) it keeps
+// the first 4 KiB, where the request's id is, and reads on to its end.
+func nextLine(in *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := in.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+2 { // the line's end (\r\n) is not the request's
+				tooLong = true
+				line = bytes.Clone(append(line, chunk...)[:min(len(line)+len(chunk), 4<<10)])
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSpace(line), tooLong, err
+	}
+}
+
+// leadingID is the id of a request cut short, when it comes first (as
+// mcpptool.py writes it), so that its caller gets the refusal; else null.
+func leadingID(start []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(start))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return json.RawMessage("null")
+	}
+	key, err := dec.Token()
+	var id json.RawMessage
+	if err != nil || key != "id" || dec.Decode(&id) != nil {
+		return json.RawMessage("null")
+	}
+	switch id[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return id
+	}
+	return json.RawMessage("null")
 }
 
 func parseRequest(line []byte) (streamRequest, error) {

@@ -113,7 +113,10 @@ func fromMarker(root string) (Party, error) {
 	if len(name) > MaxPartyName {
 		return Party{}, fmt.Errorf("the name in %s is %d characters long — shorten it to at most %d (letters, digits and . _ ~ -)", path, len(name), MaxPartyName)
 	}
-	return Party{Name: PartyName(name), Root: root, Via: "marker"}, nil
+	if err := CheckPartyName(name); err != nil {
+		return Party{}, fmt.Errorf("the name in %s: %w", path, err)
+	}
+	return Party{Name: name, Root: root, Via: "marker"}, nil
 }
 
 func exists(path string) bool {
@@ -128,18 +131,38 @@ var nonName = regexp.MustCompile(`[^a-z0-9._~-]+`)
 const MaxPartyName = 64
 
 // PartyName normalises a folder name: lowercase, runs of anything outside
-// [a-z0-9._~-] become -, trimmed of -, cut to MaxPartyName; empty becomes
-// "unnamed". A folder's name is not chosen for the chat, so a long one is
-// cut rather than refused; a marker's name: is refused (fromMarker).
+// [a-z0-9._~-] become -, trimmed of -, cut to MaxPartyName; a name with
+// no letter or digit (empty, ".", "~") becomes "unnamed". A folder's name
+// is not chosen for the chat, so it is made a name rather than refused; a
+// marker's name: is refused (fromMarker).
 func PartyName(raw string) string {
 	name := normalName(raw)
 	if len(name) > MaxPartyName {
 		name = strings.TrimRight(name[:MaxPartyName], "-")
 	}
-	if name == "" {
+	if !hasLetterOrDigit(name) {
 		return "unnamed"
 	}
 	return name
+}
+
+// CheckPartyName refuses a name no party may have, wherever a name comes
+// in that someone chose (a marker's name:, a token's --party, a parties
+// command): one PartyName would change, and one without a letter or a
+// digit — ".", ".." and "~" read as folders wherever a name stands.
+func CheckPartyName(name string) error {
+	const rule = "a party name is lowercase letters, digits and . _ ~ -, with a letter or a digit, at most 64 characters"
+	switch {
+	case !hasLetterOrDigit(name):
+		return fmt.Errorf("%q is not a party name: it has no letter or digit — %s; give the repository's party name, e.g. node-dash", name, rule)
+	case name != PartyName(name):
+		return fmt.Errorf("%q is not a party name — %s, e.g. %s", name, rule, PartyName(name))
+	}
+	return nil
+}
+
+func hasLetterOrDigit(name string) bool {
+	return strings.ContainsFunc(name, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' })
 }
 
 func normalName(raw string) string {

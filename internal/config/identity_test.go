@@ -139,3 +139,33 @@ func TestPartyNamesAreAtMost64Characters(t *testing.T) {
 		t.Fatalf("a 164-character folder: %+v %v", p, err)
 	}
 }
+
+// A party name holds a letter or a digit: ".", ".." and "~" read as
+// folders wherever a name stands. CheckPartyName is the one rule; a
+// marker's name: that breaks it is refused, naming the file, and a folder
+// whose name would is "unnamed", as an empty one.
+func TestPartyNamesHoldALetterOrDigit(t *testing.T) {
+	for _, bad := range []string{".", "..", "~", "...", "._~", "", "Node Dash", strings.Repeat("a", 65)} {
+		if err := CheckPartyName(bad); err == nil {
+			t.Errorf("CheckPartyName(%q) accepted it", bad)
+		}
+	}
+	for _, good := range []string{"node-dash", ".dotfiles", "x~2", "a", "7"} {
+		if err := CheckPartyName(good); err != nil {
+			t.Errorf("CheckPartyName(%q): %v", good, err)
+		}
+	}
+	if err := CheckPartyName(".."); err == nil || !strings.Contains(err.Error(), "a letter or a digit") {
+		t.Errorf("the refusal of .. does not say what a name needs: %v", err)
+	}
+	for _, name := range []string{".", "..", "'~'", "'..'"} { // a bare ~ is YAML's null: no name
+		repo := mkdir(t, t.TempDir(), "repo")
+		os.WriteFile(filepath.Join(repo, MarkerFile), []byte("name: "+name+"\n"), 0o644)
+		if p, err := Identify(repo, true); err == nil || !strings.Contains(err.Error(), MarkerFile) {
+			t.Errorf("a marker naming %s: %+v, %v — want it refused, naming the file", name, p, err)
+		}
+	}
+	if p, err := Identify(mkdir(t, t.TempDir(), "~"), false); err != nil || p.Name != "unnamed" {
+		t.Errorf("a folder named ~: %+v, %v — want the party unnamed", p, err)
+	}
+}

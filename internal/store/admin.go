@@ -115,6 +115,9 @@ type MoveResult struct {
 // become name's — and removed.
 func (d *DB) MoveParty(ctx context.Context, name, root string, merge bool) (MoveResult, error) {
 	var out MoveResult
+	if err := (Identity{Workspace: root}).check(); err != nil {
+		return out, err
+	}
 	err := d.exclusive(ctx, func(t *tx) error {
 		p, from, err := t.adminParty(name)
 		if err != nil {

@@ -356,6 +356,9 @@ func (t *tx) partyOf(r PartyRef, team bool) (party, error) {
 	if r.Folder == nil {
 		return t.partyByName(strings.TrimSpace(r.Name), team)
 	}
+	if err := r.Folder.check(); err != nil {
+		return party{}, err
+	}
 	var p party
 	err := t.row(`SELECT id, name FROM parties WHERE workspace_path = ?`, r.Folder.Workspace).Scan(&p.id, &p.name)
 	switch {

@@ -16,7 +16,8 @@
 //     read-only handle).
 //   - The PostgreSQL engine: postgres.go (opening, dialect, one
 //     transaction), postgres_lock.go (how calls take turns per channel),
-//     postgres_lost.go and postgres_scrub.go (its errors).
+//     postgres_lost.go and postgres_scrub.go (its errors),
+//     postgres_longread.go (the share of the pool long reads may hold).
 //   - Search: search*.go (SQLite's index file beside the database),
 //     postgres_search.go.
 //   - Beside the chat: tokens.go (the hub's tokens), copy.go (migrate),
@@ -65,6 +66,7 @@ const (
 	waitedChannel             // a team store's lock on one channel
 	waitedRows                // a team store's row or name another call holds
 	waitedPool                // a free connection to the team store
+	waitedLongReads           // the share of a team store's connections long reads may hold
 )
 
 // busyError is ErrBusy for a call that waited the given time for cause.
@@ -84,6 +86,8 @@ func (e busyError) Error() string {
 		what = fmt.Sprintf("other calls have held this channel's write lock for %v", e.waited)
 	case waitedPool:
 		what = fmt.Sprintf("every connection this process may open to the team store was in use for %v", e.waited)
+	case waitedLongReads:
+		what = fmt.Sprintf("other searches and long reads have held their share of this process's connections to the team store for %v", e.waited)
 	}
 	return "the chat database is busy: " + what + " — nothing was written; retry the call in a few seconds"
 }
@@ -101,7 +105,7 @@ func busyFor(err error, waited time.Duration) error {
 	if !errors.As(err, &b) {
 		return busyError{waited: waited}
 	}
-	if b.cause != waitedPool {
+	if b.cause != waitedPool && b.cause != waitedLongReads {
 		b.waited = waited
 	}
 	return b

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Identity is who makes a call: the party's folder-derived name and its
@@ -19,6 +20,23 @@ type Identity struct {
 	// has other paths on other machines). Workspace is only recorded
 	// when the party is new.
 	Team bool
+}
+
+// check refuses an identity whose text is not UTF-8. PostgreSQL cannot
+// store such text, and SQLite keeps to the same rule, so that a folder
+// works on both engines or on neither: a replacement character would
+// make folders that differ only in those bytes one party, and record a
+// path that names no folder. Refused, nothing is written and nothing lost.
+func (id Identity) check() error {
+	switch {
+	case !utf8.ValidString(id.Workspace):
+		return userErrorf("the folder %q is not UTF-8 text, which the chat cannot store — rename it to a UTF-8 name and start the session there (mcpp-chat parties move gives a party that lived at the old one its new folder)", id.Workspace)
+	case !utf8.ValidString(id.OSUser):
+		return userErrorf("the user name %q (USER or USERNAME) is not UTF-8 text, which the chat cannot store — set USER to a UTF-8 name for the session", id.OSUser)
+	case !utf8.ValidString(id.Name):
+		return userErrorf("the party name %q is not UTF-8 text, which the chat cannot store — give a UTF-8 name (lowercase letters, digits and . _ ~ -)", id.Name)
+	}
+	return nil
 }
 
 // TeamWorkspace is what a team party made by a hub records as its
@@ -41,6 +59,9 @@ const lastSeenEvery = time.Minute
 // name~3, ... when another root already has it; a party's name never changes
 // afterwards.
 func (t *tx) me(id Identity, writing bool) (party, error) {
+	if err := id.check(); err != nil {
+		return party{}, err
+	}
 	var p party
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {
@@ -170,7 +191,11 @@ type PartyInfo struct {
 	LastSeen  string  `json:"last_seen"`
 }
 
-func (t *tx) knownParties() ([]PartyInfo, error) {
+// knownParties lists every party. For a member of a team hub (team) each
+// party's workspace is its name as a hub records it (TeamWorkspace): on a
+// hub a party is its name, and the folder a party was made in is a path
+// of another machine, which is none of the member's business.
+func (t *tx) knownParties(team bool) ([]PartyInfo, error) {
 	rows, err := t.query(`SELECT name, workspace_path, about, last_seen FROM parties ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -186,6 +211,9 @@ func (t *tx) knownParties() ([]PartyInfo, error) {
 		if about.Valid && about.String != "" {
 			p.About = &about.String
 		}
+		if team {
+			p.Workspace = TeamWorkspace(p.Name)
+		}
 		out = append(out, p)
 	}
 	return out, rows.Err()
@@ -195,6 +223,9 @@ func (t *tx) knownParties() ([]PartyInfo, error) {
 // for a root the chat has not seen yet (its name is then the one it asks
 // for, which may still get a ~2 at first sight).
 func (d *DB) PartyName(ctx context.Context, id Identity) (name string, known bool, err error) {
+	if err := id.check(); err != nil {
+		return "", false, err
+	}
 	err = d.sql.QueryRowContext(ctx, `SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return id.Name, false, nil
@@ -217,6 +248,9 @@ func (d *DB) NameFor(ctx context.Context, id Identity) (string, error) {
 	var name string
 	if id.Team {
 		return id.Name, nil
+	}
+	if err := id.check(); err != nil {
+		return "", err
 	}
 	err := d.view(ctx, func(t *tx) error {
 		err := t.row(`SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)

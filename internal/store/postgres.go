@@ -48,10 +48,12 @@ func setPool(db *sql.DB, max int) {
 }
 
 // SetMaxConns bounds the read-only handle's pool of connections to a team
-// store (DefaultMaxConns until then); on SQLite it does nothing.
+// store (DefaultMaxConns until then), before its first read; on SQLite it
+// does nothing.
 func (r *ReadOnly) SetMaxConns(n int) {
 	if r.pg != nil && n > 0 {
 		setPool(r.db, n)
+		r.pg = newPostgres(r.pg.where, n, r.pg.patience)
 	}
 }
 
@@ -65,8 +67,20 @@ func OpenPostgres(ctx context.Context, rawURL string, o Options) (*DB, error) {
 		return nil, scrub(err)
 	}
 	where := redact.URL(rawURL)
-	return &DB{sql: db, path: where, pg: &postgres{where: where, turns: make(chan struct{}, o.MaxConns)}, writer: make(chan struct{}, 1),
+	return &DB{sql: db, path: where, pg: newPostgres(where, o.MaxConns, o.BusyTimeout), writer: make(chan struct{}, 1),
 		notify: notifier{delay: notifyDelay}, busyTimeout: o.BusyTimeout, clock: o.Clock}, nil
+}
+
+// Reader is a read-only handle on d's team store that reads through d's
+// own pool and turns, so that a process holding both (the hub) opens no
+// more connections than Options.MaxConns, and its long reads share the
+// one bound (postgres_longread.go). Closing it leaves d open. On a
+// database file it is nil: open one with OpenReadOnly.
+func (d *DB) Reader() *ReadOnly {
+	if d.pg == nil {
+		return nil
+	}
+	return &ReadOnly{path: d.path, db: d.sql, pg: d.pg, shared: true}
 }
 
 // OpenReadOnlyPostgres opens the team store at rawURL for reading only:
@@ -79,7 +93,7 @@ func OpenReadOnlyPostgres(ctx context.Context, rawURL string) (*ReadOnly, error)
 		return nil, fmt.Errorf("open %s: %w", where, scrub(err))
 	}
 	setPool(db, DefaultMaxConns)
-	r := &ReadOnly{path: where, db: db, pg: &postgres{where: where}}
+	r := &ReadOnly{path: where, db: db, pg: newPostgres(where, DefaultMaxConns, DefaultBusyTimeout)}
 	version, err := r.Version(ctx)
 	if err == nil && version == 0 {
 		err = fmt.Errorf("%w: the team store %s has no chat yet — the first chat call makes it", ErrNoDatabase, where)
@@ -280,9 +294,20 @@ type postgres struct {
 	// finished counts the calls that gave their connection back: a call
 	// waiting for one goes on waiting while it moves (conn).
 	finished atomic.Int64
-	// turns holds one token per connection a call holds (conn): its
-	// capacity is the pool's.
+	// turns holds one token per connection a call holds (conn, readOnly):
+	// its capacity is the pool's.
 	turns chan struct{}
+	// long bounds the turns that long reads hold (postgres_longread.go).
+	long *longReads
+	// patience is how long a call waits for a turn while none is given
+	// back, in busy timeouts (poolPatience of them).
+	patience time.Duration
+}
+
+// newPostgres is the engine of a store at where, whose pool holds
+// maxConns connections.
+func newPostgres(where string, maxConns int, patience time.Duration) *postgres {
+	return &postgres{where: where, turns: make(chan struct{}, maxConns), long: newLongReads(maxConns), patience: patience}
 }
 
 // once runs fn in one transaction, taking the locks it needs as it goes
@@ -578,8 +603,16 @@ func (p *postgres) fingerprint(q rowQuerier) (string, bool) {
 }
 
 // readOnly runs fn in a READ ONLY transaction, again on a new connection
-// when the pooled one was closed by the server (see once).
+// when the pooled one was closed by the server (see once). It holds one
+// of the pool's turns throughout, as every call does: a read that took a
+// connection without one took it from the calls queued for a turn, and
+// eight searches held every connection a write could have.
 func (p *postgres) readOnly(ctx context.Context, db *sql.DB, fn func(*tx) error) error {
+	ctx, release, err := p.holdTurn(ctx, p.patience)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for attempt := 1; ; attempt++ {
 		err := p.readOnlyOnce(ctx, db, fn)
 		if err == nil || !lostConnection(err) || unreachable(err) || attempt == 3 || ctx.Err() != nil {

@@ -20,6 +20,11 @@ const pgSearchText = `setweight(to_tsvector('simple', coalesce(m.title, '') || '
 // it. (A variable for the test that stops one.)
 var pgSearchTimeout = 10 * time.Second
 
+// pgSearchHeld, when a test sets it, runs at the start of each search's
+// read on a team store, its connection in hand: the test holds searches
+// there.
+var pgSearchHeld func(context.Context)
+
 // pgRankChars is how much of a body ranking reads. Ranking needs each
 // match's text vector, which the index does not give back: made from whole
 // 64 KiB bodies that was seconds for a few hundred matches. A message's
@@ -49,6 +54,9 @@ func searchPostgres(ctx context.Context, src reader, userQuery string, scope []i
 	}
 	matched, from := pgMatches(match, scope, a.Archived)
 	err = src.read(ctx, func(t *tx) error {
+		if pgSearchHeld != nil {
+			pgSearchHeld(ctx)
+		}
 		if err := pgSearchSettings(t); err != nil {
 			return err
 		}

@@ -511,20 +511,20 @@ func (d *DB) Whoami(ctx context.Context, me Identity, about string) (Whoami, err
 		c.key = "" // its own commit changes the state: nothing to keep
 	}
 	out, state, err := readAnswer(ctx, d, c, func(t *tx, p party, _ []archived) (Whoami, error) {
-		return t.whoami(p, me.Workspace, about)
+		return t.whoami(p, me, about)
 	})
 	out.State = state
 	return out, err
 }
 
 // whoami is Whoami inside its transaction, once the sweep has run.
-func (t *tx) whoami(p party, workspace, about string) (Whoami, error) {
+func (t *tx) whoami(p party, me Identity, about string) (Whoami, error) {
 	if about != "" {
 		if _, err := t.exec(`UPDATE parties SET about = ? WHERE id = ?`, about, p.id); err != nil {
 			return Whoami{}, err
 		}
 	}
-	in, err := t.inbox(p, workspace)
+	in, err := t.inbox(p, me.Workspace)
 	if err != nil {
 		return Whoami{}, err
 	}
@@ -540,6 +540,6 @@ func (t *tx) whoami(p party, workspace, about string) (Whoami, error) {
 	if osUser.Valid {
 		out.OSUser = &osUser.String
 	}
-	out.KnownParties, err = t.knownParties()
+	out.KnownParties, err = t.knownParties(me.Team)
 	return out, err
 }

@@ -57,6 +57,8 @@ type ReadOnly struct {
 	stmts *stmtCache
 	// pg is the engine of a team store on PostgreSQL; nil for SQLite.
 	pg *postgres
+	// shared: db and pg are a DB's (DB.Reader), which closes them.
+	shared bool
 }
 
 // OpenReadOnly opens the database at path for reading. It fails, without
@@ -90,7 +92,7 @@ func (r *ReadOnly) CommitMark() (mark string, ok bool) {
 func (r *ReadOnly) Close() error {
 	r.search.close()
 	r.stmts.close()
-	if r.db == nil {
+	if r.db == nil || r.shared {
 		return nil
 	}
 	return r.db.Close()
@@ -523,6 +525,9 @@ func (r *ReadOnly) NameFor(ctx context.Context, id Identity) (name string, known
 
 // existingParty finds the caller's party without creating it.
 func (t *tx) existingParty(id Identity) (party, error) {
+	if err := id.check(); err != nil {
+		return party{}, err
+	}
 	p := party{}
 	key, by := id.Workspace, "workspace_path"
 	if id.Team {

@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ncruces/go-sqlite3"
 )
 
 // Snippets mark the words a search matched with these two characters, so
@@ -79,6 +82,16 @@ func (d *DB) Search(ctx context.Context, me Identity, a SearchArgs) (SearchResul
 	if err != nil {
 		return SearchResult{}, err
 	}
+	if d.pg != nil {
+		// The whole search, its scope too, is a long read: it queues
+		// once, within the party's share (postgres_longread.go).
+		long, done, err := d.pg.longRead(ctx, partyKey(me))
+		if err != nil {
+			return SearchResult{}, err
+		}
+		defer done()
+		ctx = long
+	}
 	scope, err := d.searchScope(ctx, me, a.Channel)
 	if err != nil {
 		return SearchResult{}, err
@@ -94,6 +107,14 @@ func (r *ReadOnly) Search(ctx context.Context, a SearchArgs) (SearchResult, erro
 	query, err := ftsQuery(a.Query)
 	if err != nil {
 		return SearchResult{}, err
+	}
+	if r.pg != nil {
+		long, done, err := r.pg.longRead(ctx, "")
+		if err != nil {
+			return SearchResult{}, err
+		}
+		defer done()
+		ctx = long
 	}
 	var scope []int64 // nil: every channel
 	if strings.TrimSpace(a.Channel) != "" {
@@ -462,10 +483,12 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 		case errors.As(err, &damaged):
 			h.drop(idx)
 			damaged.remove()
-		case errors.Is(err, errIndexReplaced):
+		case errors.Is(err, errIndexReplaced), idx != nil && idx.movedAway():
+			// Its file went while it searched (and the keeper may have
+			// closed it): the next attempt opens what the path names now.
 			h.drop(idx)
 		default:
-			return res, err
+			return res, indexFull(dbPath, err)
 		}
 		if attempt == 2 {
 			if damaged == nil {
@@ -474,6 +497,19 @@ func (h *searchHolder) run(ctx context.Context, src reader, dbPath, query string
 			return res, err
 		}
 	}
+}
+
+// indexFull is err, or, when it is the I/O error SQLite gives for a write
+// the index's disk had no room for, a StorageError that says so: as a
+// write does (describeFile), and not as a failure inside the server.
+func indexFull(dbPath string, err error) error {
+	if !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.FULL) {
+		return err
+	}
+	if dir := filepath.Dir(dbPath); diskFull(dir) {
+		return storageErrorf("the disk holding %s is full, so the search index %s cannot grow: the search stopped, and nothing in the chat changed — free some space on it and search again", dir, dbPath+SearchIndexSuffix)
+	}
+	return err
 }
 
 // keep starts the keeper of idx, a file's index, unless one runs.
@@ -492,8 +528,9 @@ func (h *searchHolder) keep(src reader, dbPath string, idx *searchIndex) {
 // keepUp catches idx up once the database's stamp shows a commit and can
 // be trusted (see Fingerprint), so that the catch-up records it and the
 // next search only compares it. It looks every every, and ends at stop,
-// idle after the last search, or at an error, which the next search
-// meets and reports.
+// idle after the last search, at an error, which the next search meets
+// and reports, or once idx's file is gone from its path (it then closes
+// idx).
 func (h *searchHolder) keepUp(stop chan struct{}, src reader, dbPath string, idx *searchIndex, every, idle time.Duration) {
 	defer h.kept.Done()
 	defer func() {
@@ -522,6 +559,13 @@ func (h *searchHolder) keepUp(stop chan struct{}, src reader, dbPath string, idx
 		case <-tick.C:
 		}
 		if time.Since(time.Unix(0, h.lastSearch.Load())) > idle {
+			return
+		}
+		if idx.movedAway() {
+			// Its file was deleted or replaced: catching up would write
+			// files nobody else sees and hold them open. Closed, the next
+			// search opens what the path names now.
+			h.drop(idx)
 			return
 		}
 		fp, ok := Fingerprint(dbPath)

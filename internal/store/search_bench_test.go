@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,4 +299,76 @@ func BenchmarkSearchPostgres(b *testing.B) {
 		r.Close()
 		db.Close()
 	}
+}
+
+// BenchmarkSayBesideSearches is one party's say in a channel of its own
+// while another party runs 30 searches at once, each starting again as it
+// ends, on a team store holding the benchmark conversation at 100k:
+//
+//	MCPP_CHAT_PG_REQUIRE=1 go test ./internal/store -run '^$' -bench SayBesideSearches -benchtime 40x
+//
+// It reports the say's p50, p95 and slowest, and the searches finished
+// per second beside them. The searches look for a word in four messages
+// of ten in the searcher's channels, a slow search on purpose.
+func BenchmarkSayBesideSearches(b *testing.B) {
+	ctx := context.Background()
+	template := seedTemplate(b, b.TempDir(), 100_000)
+	src, err := OpenReadOnly(ctx, template)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := OpenPostgres(ctx, pgtest.URL(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := CopyTo(ctx, src, db); err != nil {
+		b.Fatal(err)
+	}
+	src.Close()
+	parties := seedParties(10)
+	searcher, sayer := parties[0], parties[5]
+	if _, err := db.ChannelNew(ctx, sayer, "aside", "", []string{parties[6].Name}); err != nil {
+		b.Fatal(err)
+	}
+	const searchers = 30
+	stop := make(chan struct{})
+	var searched atomic.Int64
+	var wg sync.WaitGroup
+	for range searchers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := db.Search(ctx, searcher, SearchArgs{Query: "migration"}); err != nil {
+					b.Error(err)
+					return
+				}
+				searched.Add(1)
+			}
+		})
+	}
+	for searched.Load() == 0 { // the searches are under way
+		time.Sleep(10 * time.Millisecond)
+	}
+	var took []time.Duration
+	start, before := time.Now(), searched.Load()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := db.Say(ctx, sayer, SayArgs{Text: "beside the searches", Channel: "aside"}); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t0))
+	}
+	rate := float64(searched.Load()-before) / time.Since(start).Seconds()
+	close(stop)
+	wg.Wait()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "say-p50-ms")
+	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "say-p95-ms")
+	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "say-max-ms")
+	b.ReportMetric(rate, "searches/s")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -320,4 +322,58 @@ func TestSearchIndexKeptUpAfterAPeersWrite(t *testing.T) {
 	if got := indexedUpTo(t, db.Path()); got != held {
 		t.Fatalf("the index moved from #%d to #%d with no search within keepFor", held, got)
 	}
+}
+
+// A keeper whose index file was deleted (or replaced) stops and closes
+// it: it kept the deleted files open, and wrote them at every commit, for
+// up to keepFor (10 minutes). The next search makes the index anew.
+func TestSearchKeeperLetsGoOfADeletedIndex(t *testing.T) {
+	defer func(every, keep time.Duration) { keepEvery, keepFor = every, keep }(keepEvery, keepFor)
+	keepEvery, keepFor = 20*time.Millisecond, time.Hour
+	db := world(t)
+	ctx := context.Background()
+	r := openRO(t, db.Path())
+	must(t)(r.Search(ctx, SearchArgs{Query: "kestrel"}))
+	index := db.Path() + SearchIndexSuffix
+	if held := openFilesNamed(t, index); held == 0 {
+		t.Skip("cannot see this process's open files here")
+	}
+	removeIndexFiles(index)
+	must(t)(db.Say(ctx, dash, SayArgs{Text: "a kestrel over the field", Channel: "gw--dash"}))
+	for deadline := time.Now().Add(20 * time.Second); openFilesNamed(t, index) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after its index file was deleted, the keeper holds %d of its files open", openFilesNamed(t, index))
+		}
+	}
+	r.search.mu.Lock()
+	kept := r.search.stop != nil
+	r.search.mu.Unlock()
+	if kept {
+		t.Fatal("the keeper of a deleted index runs on")
+	}
+	if _, err := os.Lstat(index); err == nil {
+		t.Fatal("the keeper made the index anew without a search")
+	}
+	res, err := r.Search(ctx, SearchArgs{Query: "kestrel"})
+	if err != nil || res.Total != 1 {
+		t.Fatalf("the next search: %d hits, %v", res.Total, err)
+	}
+}
+
+// openFilesNamed counts this process's descriptors open on path or on
+// the files beside it (-wal, -shm), deleted or not; 0 where /proc is not.
+func openFilesNamed(t *testing.T, path string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, path) {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -178,3 +180,89 @@ func TestAgentSearchMakesItsPartyAndNotesItSeen(t *testing.T) {
 		}
 	})
 }
+
+// Searches hold a bounded share of a team store's connections, so that a
+// write waits for no search: thirty searches by one party, each held
+// inside its read with its connection in hand, take the party's share and
+// queue for the rest; another party's say in another channel, and another
+// party's search, go through while every one of them is held. The
+// searches then all finish. Before, eight of them took all eight of the
+// pool's connections, and the say waited for them (on a hub 10–11 s,
+// with thirty 27 s, and past a few dozen it failed as busy).
+func TestSearchesLeaveWritersTheirTurns(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.ChannelNew(ctx, fw, "fw--gw", "", []string{"mesh-gw"}))
+		must(t)(db.Say(ctx, gw, SayArgs{Text: "the wire format changed", Channel: "gw--dash"}))
+		var held, most atomic.Int64
+		entered := make(chan string, 64)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		letGo := func() { releaseOnce.Do(func() { close(release) }) }
+		pgSearchHeld = func(ctx context.Context) {
+			n := held.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			entered <- fmt.Sprint(ctx.Value(searchWho{}))
+			<-release
+			held.Add(-1)
+		}
+		t.Cleanup(func() {
+			letGo() // before the store closes, on a failure too
+			pgSearchHeld = nil
+		})
+
+		const searches = 30
+		done := make(chan error, searches+1)
+		search := func(who Identity) {
+			_, err := db.Search(context.WithValue(ctx, searchWho{}, who.Name), who, SearchArgs{Query: "wire"})
+			done <- err
+		}
+		for range searches {
+			go search(dash)
+		}
+		share := longReadsPerParty
+		for range share {
+			select {
+			case who := <-entered:
+				if who != dash.Name {
+					t.Fatalf("a search of %s was held, want node-dash's", who)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("no search of node-dash's was let in")
+			}
+		}
+		go search(gw)
+		select {
+		case who := <-entered:
+			if who != gw.Name {
+				t.Fatalf("with node-dash's share held, a search of %s was let in too, want mesh-gw's alone", who)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("mesh-gw's search was not let in while node-dash's %d searches were held and queued", searches)
+		}
+
+		sayCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := db.Say(sayCtx, fw, SayArgs{Text: "beside the searches", Channel: "fw--gw"}); err != nil {
+			t.Fatalf("a say beside %d held searches: %v", held.Load(), err)
+		}
+		if n := held.Load(); n != int64(share+1) {
+			t.Fatalf("%d searches held once the say was in, want node-dash's %d and mesh-gw's", n, share)
+		}
+		letGo()
+		for range searches + 1 {
+			if err := <-done; err != nil {
+				t.Fatalf("a search: %v", err)
+			}
+		}
+		if n := most.Load(); n > int64(share+1) {
+			t.Fatalf("%d searches were held at once, over node-dash's share of %d and mesh-gw's one", n, share)
+		}
+	})
+}
+
+// searchWho names the party whose search a context carries, for the test
+// that holds searches.
+type searchWho struct{}

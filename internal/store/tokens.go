@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Tokens are a team hub's credentials: each is bound to one or more
@@ -41,6 +43,10 @@ type Token struct {
 	Revoked time.Time
 }
 
+// MaxTokenTTL is the longest a token may live: ten years, which no
+// credential needs, far inside what the store's times can hold.
+const MaxTokenTTL = 3650 * 24 * time.Hour
+
 // TokenPrefix starts every token, so that a secret scanner (and a person)
 // can tell what it is.
 const TokenPrefix = "mcc_"
@@ -68,13 +74,13 @@ func (d *DB) Tokens(ctx context.Context) (*Tokens, error) {
 	if d.pg != nil {
 		t.rewrite = d.pg.rewrite
 	} else {
-		path := d.path + ".hub"
-		if err := createOwnerOnly(path); err != nil {
+		db, err := openTokenFile(d.path + ".hub") // never through a link (tokensfile.go)
+		if err != nil {
 			return nil, err
 		}
-		db, err := sql.Open("sqlite3", dsn(path, false))
-		if err != nil {
-			return nil, fmt.Errorf("open the hub's tokens %s: %w", path, err)
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, err
 		}
 		t.sql, t.own = db, true
 	}
@@ -114,9 +120,16 @@ func (t *Tokens) Issue(ctx context.Context, parties []string, label string, ttl 
 	if len(parties) == 0 {
 		return "", Token{}, userErrorf("a token needs a party: give --party NAME (the repository's party name)")
 	}
-	if ttl <= 0 {
-		return "", Token{}, userErrorf("a token needs a lifetime: give --ttl, e.g. 90d or 12h")
+	if ttl <= 0 || ttl > MaxTokenTTL {
+		return "", Token{}, userErrorf("a token needs a lifetime of at most 3650d (ten years): give --ttl, e.g. 90d or 12h")
 	}
+	if !utf8.ValidString(label) { // as a folder (Identity.check): one rule on both engines
+		return "", Token{}, userErrorf("the label %q is not UTF-8 text, which the store cannot hold — give one that is, e.g. alice-laptop", label)
+	}
+	// Each party once: a party named twice made a token of "two", which
+	// then needed the Mcpp-Party header on every request.
+	seen := map[string]bool{}
+	parties = slices.DeleteFunc(slices.Clone(parties), func(p string) bool { dup := seen[p]; seen[p] = true; return dup })
 	id := make([]byte, 6)
 	rand.Read(id) // never fails (crypto/rand)
 	return t.store(ctx, hex.EncodeToString(id), randomText(32), parties, label, ttl)
@@ -137,7 +150,7 @@ func (t *Tokens) store(ctx context.Context, id, secret string, parties []string,
 // Verify finds the token text names, if it is valid now.
 func (t *Tokens) Verify(ctx context.Context, text string) (Token, error) {
 	id, secret, ok := strings.Cut(strings.TrimPrefix(text, TokenPrefix), "_")
-	if !ok || !strings.HasPrefix(text, TokenPrefix) || id == "" || secret == "" {
+	if !ok || !strings.HasPrefix(text, TokenPrefix) || !isTokenID(id) || secret == "" {
 		return Token{}, ErrTokenUnknown
 	}
 	tok, hash, err := t.byID(ctx, id)
@@ -231,6 +244,13 @@ func scanToken(scan func(...any) error) (Token, string, error) {
 		tok.Revoked, _ = time.Parse(time.RFC3339Nano, revoked.String)
 	}
 	return tok, hash, nil
+}
+
+// isTokenID reports text that could be an id Issue made (12 hex digits),
+// before it is looked up: anything else is unknown, on both engines.
+func isTokenID(id string) bool {
+	_, err := hex.DecodeString(id)
+	return len(id) == 12 && err == nil
 }
 
 func hashSecret(secret string) string {

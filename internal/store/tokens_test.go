@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,89 @@ func TestTokensTableMadeByHubsStartingTogether(t *testing.T) {
 			if err := <-errs; err != nil {
 				t.Error(err)
 			}
+		}
+	})
+}
+
+// A SQLite hub never opens its token file through a symbolic link, nor
+// one that is not a regular file or holds other tables than the tokens':
+// linked to chat.db, it made hub_tokens inside the chat. Each refusal is
+// a StorageError that names the file and what to do, and the file linked
+// to is left as it was.
+func TestTokenFileNeverOpensALink(t *testing.T) {
+	ctx := context.Background()
+	refusedTokens := func(t *testing.T, err error, file, why string) {
+		t.Helper()
+		var se *StorageError
+		if !errors.As(err, &se) {
+			t.Fatalf("want a refusal naming %s, got %v", file, err)
+		}
+		for _, want := range []string{file, why, "hub token issue"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q does not say %q", err, want)
+			}
+		}
+	}
+	t.Run("to the chat", func(t *testing.T) {
+		db := world(t)
+		before := chatSchema(t, db)
+		if err := os.Symlink(db.Path(), db.Path()+".hub"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Tokens(ctx)
+		refusedTokens(t, err, db.Path()+".hub", "symbolic link")
+		if after := chatSchema(t, db); after != before {
+			t.Fatalf("the chat's schema changed:\n%s\nwas:\n%s", after, before)
+		}
+	})
+	t.Run("to another database", func(t *testing.T) {
+		db := world(t)
+		elsewhere := t.TempDir()
+		other := filepath.Join(elsewhere, "notes.db")
+		sqliteFile(t, other, `CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT)`)
+		before := filesIn(t, elsewhere)
+		if err := os.Symlink(other, db.Path()+".hub"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Tokens(ctx)
+		refusedTokens(t, err, db.Path()+".hub", "symbolic link")
+		if after := filesIn(t, elsewhere); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("the other database's folder changed: %v, was %v", after, before)
+		}
+	})
+	t.Run("beside it", func(t *testing.T) {
+		db := world(t)
+		target := filepath.Join(t.TempDir(), "precious")
+		if err := os.WriteFile(target, []byte("not a journal"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, db.Path()+".hub-journal"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Tokens(ctx)
+		refusedTokens(t, err, db.Path()+".hub-journal", "symbolic link")
+		if data, _ := os.ReadFile(target); string(data) != "not a journal" {
+			t.Fatalf("the link's target was written: %q", data)
+		}
+	})
+	t.Run("a folder", func(t *testing.T) {
+		db := world(t)
+		if err := os.Mkdir(db.Path()+".hub", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Tokens(ctx)
+		refusedTokens(t, err, db.Path()+".hub", "not a regular file")
+	})
+	t.Run("a database of another kind", func(t *testing.T) {
+		db := world(t)
+		if err := os.Link(db.Path(), db.Path()+".hub"); err != nil { // the chat itself, by another name
+			t.Fatal(err)
+		}
+		before := chatSchema(t, db)
+		_, err := db.Tokens(ctx)
+		refusedTokens(t, err, db.Path()+".hub", "not the hub's tokens")
+		if after := chatSchema(t, db); after != before {
+			t.Fatalf("the chat's schema changed:\n%s\nwas:\n%s", after, before)
 		}
 	})
 }

@@ -124,7 +124,7 @@ func (r *ReadOnly) Parties(ctx context.Context) ([]PartyInfo, error) {
 	var out []PartyInfo
 	err := r.view(ctx, func(t *tx) error {
 		var err error
-		out, err = t.knownParties()
+		out, err = t.knownParties(false)
 		return err
 	})
 	return out, err
@@ -155,7 +155,7 @@ type Conversation struct {
 // Conversation reads a channel's rows as the person sees them.
 func (r *ReadOnly) Conversation(ctx context.Context, a ConversationArgs) (Conversation, error) {
 	var out Conversation
-	err := r.view(ctx, func(t *tx) error {
+	err := r.longView(ctx, "", func(t *tx) error {
 		c, err := t.viewedChannel(a.Channel)
 		if err != nil {
 			return err

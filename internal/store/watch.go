@@ -27,7 +27,7 @@ type Arrival struct {
 func (r *ReadOnly) Arrivals(ctx context.Context, workspace string, after int64) ([]Arrival, int64, error) {
 	var out []Arrival
 	var newest int64
-	err := r.view(ctx, func(t *tx) error {
+	err := r.longView(ctx, partyKey(Identity{Workspace: workspace}), func(t *tx) error {
 		var err error
 		out, newest, err = t.arrivals(workspace, after)
 		return err
@@ -70,7 +70,7 @@ func (r *ReadOnly) ArrivalsFor(ctx context.Context, id Identity, after int64, sc
 		return ArrivalPage{}, errNoParty
 	}
 	var out ArrivalPage
-	err := r.view(ctx, func(t *tx) error {
+	err := r.longView(ctx, partyKey(id), func(t *tx) error {
 		p, err := t.existingParty(id)
 		if errors.Is(err, ErrUnknownParty) {
 			return nil // nothing waits on a party not made yet

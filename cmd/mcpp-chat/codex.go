@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/codexconfig"
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 )
@@ -49,30 +50,13 @@ func codexTablesFor(in installation) codexTables {
 		},
 		features: [][2]string{{codexHooksFeature, "true"}},
 	}
-	if k, v := codexEnv(in); k != "" {
-		t.env = [][2]string{{k, codexconfig.Quote(v)}}
+	for _, v := range in.env {
+		t.env = append(t.env, [2]string{v.Key, codexconfig.Quote(v.Value)})
 	}
 	for _, ev := range hookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
 	}
 	return t
-}
-
-// codexEnv is the variable the server table gives the server: Codex passes
-// a server only a few of the user's variables, so the server would not
-// find this install's chat without it. "" when it needs none — a team
-// store this install's config.yaml names: there a MCPP_CHAT_DB would be a
-// chat of its own, on this machine alone — or the config is broken.
-func codexEnv(in installation) (key, value string) {
-	switch {
-	case in.hubFile != "":
-		return "MCPP_CHAT_HUB_FILE", in.hubFile
-	case in.teamStore != "":
-		return in.storeVar[0], in.storeVar[1]
-	case in.db != "":
-		return "MCPP_CHAT_DB", in.db
-	}
-	return "", ""
 }
 
 // hooksLine is a hook group's one line: the handler as an inline table.
@@ -99,13 +83,11 @@ func printCodex(w io.Writer, in installation) {
 		fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
 		fmt.Fprintln(w, "# without it the server would not find this install's chat.")
 		fmt.Fprintf(w, "env = %s\n", codexconfig.InlineTable(t.env))
-	case in.teamStore != "" && in.storeNote != "":
-		fmt.Fprintf(w, "# The chat is the team store %s, which Codex's server would not find: %s.\n", redact.URL(in.teamStore), in.storeNote)
-	case in.teamStore != "":
-		fmt.Fprintf(w, "# No env: the server finds the team store %s through this install's config.yaml\n", redact.URL(in.teamStore))
+	case in.problem != "":
+		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.problem)
+	case config.IsPostgres(in.chat.Store):
+		fmt.Fprintf(w, "# No env: the server finds the team store %s through this install's config.yaml\n", redact.URL(in.chat.Store))
 		fmt.Fprintln(w, "# (storage.url), as every client does; a MCPP_CHAT_DB here would be a chat of its own.")
-	case in.db == "":
-		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Codex's lifecycle hooks (Codex 0.171 or later): the session is told what waits on its")
@@ -172,7 +154,7 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 	return exitOK
 }
 
-func removeCodex(getenv func(string) string, stdout, stderr io.Writer) int {
+func removeCodex(in installation, getenv func(string) string, stdout, stderr io.Writer) int {
 	file := codexConfigFile(getenv)
 	if file == "" {
 		fmt.Fprintln(stderr, "mcpp-chat setup: cannot find your home folder — set CODEX_HOME to Codex's folder")
@@ -323,7 +305,7 @@ func setEnv(b *codexconfig.Block, ours [][2]string) (changed, ok bool) {
 	pairs := append([][2]string(nil), ours...)
 	old, had := b.Value("env")
 	for _, kv := range codexconfig.Pairs(old) {
-		if !strings.HasPrefix(kv[0], "MCPP_CHAT_") {
+		if !config.IsOurVariable(kv[0]) {
 			pairs = append(pairs, kv)
 		}
 	}
@@ -332,9 +314,6 @@ func setEnv(b *codexconfig.Block, ours [][2]string) (changed, ok bool) {
 	}
 	return b.Set("env", codexconfig.InlineTable(pairs))
 }
-
-// ourVariables are the variables that choose an install's chat.
-var ourVariables = []string{"MCPP_CHAT_DB", "MCPP_CHAT_HUB_FILE", "MCPP_CHAT_HOME", "MCPP_CHAT_CONFIG", "MCPP_CHAT_STORE"}
 
 // setEnvTable sets our variables in an [mcp_servers.NAME.env] table and
 // takes out the other MCPP_CHAT_ ones, which would point elsewhere.
@@ -346,7 +325,7 @@ func setEnvTable(b *codexconfig.Block, ours [][2]string) bool {
 		c, _ := b.Set(kv[0], kv[1])
 		changed = changed || c
 	}
-	for _, k := range ourVariables {
+	for _, k := range config.OurVariables {
 		if !want[k] {
 			changed = b.Delete(k) || changed
 		}

@@ -150,13 +150,14 @@ hooks = [{ type = "command", command = "MCPP_CHAT_DB=/old/chat.db /old/bin/mcpp-
 	if got["Stop"] != hook+" --event Stop" || got["server chat"] == "" || got["server chat-again"] != "" {
 		t.Errorf("tables after the update: %v\n%s", got, data)
 	}
-	for _, want := range []string{"startup_timeout_sec = 20", `MINE = "kept"`, `MCPP_CHAT_DB = "` + filepath.Join(dir, "chat.db") + `"`,
-		`command = "` + filepath.Join(dir, "bin", "mcpp-chat") + `"`} {
+	for _, want := range []string{"startup_timeout_sec = 20", `MINE = "kept"`, `command = "` + filepath.Join(dir, "bin", "mcpp-chat") + `"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the updated file lacks %q:\n%s", want, data)
 		}
 	}
-	if strings.Contains(string(data), "/old/") {
+	// The install's own database the server finds on its own: the old
+	// variable goes, the person's stays.
+	if strings.Contains(string(data), "/old/") || strings.Contains(string(data), "MCPP_CHAT_DB") {
 		t.Errorf("an old path is left:\n%s", data)
 	}
 }
@@ -307,7 +308,7 @@ func TestSetupCodexOnATeamStore(t *testing.T) {
 
 // A team store chosen by MCPP_CHAT_STORE reaches Codex's server only
 // through the table's env — unless the URL holds a password, which setup
-// does not print: it says to put the URL in storage.url instead.
+// does not write: it refuses, saying to put the URL in storage.url.
 func TestSetupCodexOnATeamStoreFromTheEnvironment(t *testing.T) {
 	fakeInstall(t, true)
 	store := "postgres://chat@db.example/chat"
@@ -316,8 +317,14 @@ func TestSetupCodexOnATeamStoreFromTheEnvironment(t *testing.T) {
 		t.Errorf("env = %q\n%s", got, out)
 	}
 	secret := "postgres://chat:s3cret@db.example/chat"
-	_, out, _ = runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_STORE": secret}, "codex")
-	if strings.Contains(out, "s3cret") || tomlTable(t, out, "mcp_servers.chat")["env"] != "" || !strings.Contains(out, "storage.url") {
-		t.Errorf("a store URL with a password:\n%s", out)
+	codexHome := t.TempDir()
+	for _, args := range [][]string{{"codex"}, {"codex", "--write"}, {"claude"}, {"hooks"}, {}} {
+		code, out, errs := runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "CODEX_HOME": codexHome, "MCPP_CHAT_STORE": secret}, args...)
+		if code != exitError || strings.Contains(out+errs, "s3cret") || out != "" || !strings.Contains(errs, "storage.url") {
+			t.Errorf("setup %v with a store URL holding a password: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(codexHome, "config.toml")); err == nil {
+		t.Error("setup codex --write wrote a config that reaches another chat")
 	}
 }

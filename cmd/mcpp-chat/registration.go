@@ -282,14 +282,11 @@ func (r registration) problems(in install, exe string, getenv func(string) strin
 	return out
 }
 
-// store is the store the registered server would open: what that binary
-// finds with its env's variables over the environment the client gives it
-// ("" when it cannot be told).
+// store is the store the registered server would open when its client
+// starts it: with its env's variables, HOME and PATH, and nothing else of
+// the user's — Codex passes a server no other variable of theirs, and
+// Claude Code only what launched it ("" when it cannot be told).
 func (r registration) store(getenv func(string) string) string {
-	env := getenv
-	if r.onlyItsEnv {
-		env = withoutOurVariables(getenv)
-	}
 	prog := r.command
 	if !strings.Contains(prog, "/") {
 		found, err := exec.LookPath(prog)
@@ -298,19 +295,14 @@ func (r registration) store(getenv func(string) string) string {
 		}
 		prog = found
 	}
-	return effectiveStore(prog, r.env, env)
+	return effectiveStore(prog, r.env, getenv)
 }
 
-// effectiveStore is the store a program of ours opens with the variables
-// vars set over env: sqlite:<file>, a team store's or a hub's URL.
+// effectiveStore is the store a program of ours opens when a client
+// starts it with the variables vars: sqlite:<file>, a team store's or a
+// hub's URL ("" when it cannot be told).
 func effectiveStore(prog string, vars map[string]string, env func(string) string) string {
-	lookup := func(k string) string {
-		if v, ok := vars[k]; ok {
-			return v
-		}
-		return env(k)
-	}
-	paths, _, err := config.Resolve(lookup, prog)
+	paths, _, err := config.Resolve(config.ClientSees(config.Env(env), vars), prog)
 	if err != nil {
 		return ""
 	}

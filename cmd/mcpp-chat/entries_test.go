@@ -92,7 +92,11 @@ func codexEntries(t *testing.T, file string) []entry {
 		t.Fatal(err)
 	}
 	var out []entry
-	for name, s := range codexServers(data) {
+	servers, err := codexServers(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range servers {
 		out = append(out, entry{what: "the Codex server " + name, prog: s.Command, vars: s.Env})
 	}
 	for _, b := range codexconfig.Parse(data) {

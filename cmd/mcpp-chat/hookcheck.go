@@ -52,6 +52,10 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	var names, wakes []string
 	perEvent := map[string]int{}
 	ok := len(problems) == 0
+	if settings.HooksDisabled(data) {
+		fmt.Fprintf(w, "warning:     %s sets \"disableAllHooks\": true, so Claude Code runs none of its hooks, mcpp-chat's included — set it to false if you want them\n", file)
+		ok = false
+	}
 	for _, e := range entries {
 		h := parseHookLine(e.Command)
 		if !h.ours() {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/codexconfig"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/redact"
 )
@@ -114,23 +112,22 @@ func ours(servers map[string]mcpServer, where string) []registration {
 }
 
 // codexRegistrations finds mcpp-chat in Codex's config.toml
-// ($CODEX_HOME/config.toml or ~/.codex/config.toml).
-func codexRegistrations(getenv func(string) string) (found []registration, looked string) {
-	dir := getenv("CODEX_HOME")
-	if dir == "" {
-		if home := homeDir(getenv); home != "" {
-			dir = filepath.Join(home, ".codex")
-		}
+// ($CODEX_HOME/config.toml or ~/.codex/config.toml), read by the TOML
+// parser Codex's edits are judged by; problem says why the file cannot be
+// read (Codex would refuse it too).
+func codexRegistrations(getenv func(string) string) (found []registration, looked, problem string) {
+	file := codexConfigFile(getenv)
+	if file == "" {
+		return nil, "", ""
 	}
-	if dir == "" {
-		return nil, ""
-	}
-	file := filepath.Join(dir, "config.toml")
-	data, err := os.ReadFile(file)
+	data, err := config.ReadSmallFile(file, maxSettingsBytes)
 	if err != nil {
-		return nil, file
+		return nil, file, ""
 	}
-	servers := codexServers(data)
+	servers, err := codexServers(data)
+	if err != nil {
+		return nil, file, fmt.Sprintf("%s is %v: Codex does not start with it — fix it", file, err)
+	}
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
@@ -142,98 +139,31 @@ func codexRegistrations(getenv func(string) string) (found []registration, looke
 			found = append(found, registration{where: "Codex (" + file + ")", name: name, command: s.Command, args: s.Args, env: s.Env, onlyItsEnv: true})
 		}
 	}
-	return found, file
+	return found, file, ""
 }
 
-// codexServers reads the [mcp_servers.NAME] tables of a Codex config: the
-// command, args and env keys (env inline, or as [mcp_servers.NAME.env]),
-// each value on one line, as Codex's documentation and `setup codex` write
-// them. It is no TOML parser: doctor only needs to recognise our entry.
-func codexServers(data []byte) map[string]*mcpServer {
+// codexServers are the [mcp_servers.NAME] tables of a Codex config, in
+// whatever form TOML allows: their command, args and env.
+func codexServers(data []byte) (map[string]*mcpServer, error) {
+	doc, err := codexconfig.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	all, _ := doc["mcp_servers"].(map[string]any)
 	out := map[string]*mcpServer{}
-	var cur *mcpServer
-	inEnv := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			cur, inEnv = nil, false
-			table := strings.Trim(line, "[] ")
-			name, ok := strings.CutPrefix(table, "mcp_servers.")
-			if !ok {
-				continue
-			}
-			name, inEnv = strings.CutSuffix(name, ".env")
-			name = strings.Trim(name, `"'`)
-			if out[name] == nil {
-				out[name] = &mcpServer{Env: map[string]string{}}
-			}
-			cur = out[name]
-			continue
-		}
-		key, value, ok := strings.Cut(line, "=")
-		if cur == nil || !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, value = strings.Trim(strings.TrimSpace(key), `"'`), strings.TrimSpace(value)
-		switch {
-		case inEnv:
-			cur.Env[key] = tomlString(value)
-		case key == "command":
-			cur.Command = tomlString(value)
-		case key == "args":
-			cur.Args = tomlStrings(strings.Trim(value, "[]"))
-		case key == "env":
-			for _, kv := range splitOutsideQuotes(strings.Trim(value, "{} "), ',') {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					cur.Env[strings.Trim(strings.TrimSpace(k), `"'`)] = tomlString(strings.TrimSpace(v))
-				}
+	for name, v := range all {
+		t, _ := v.(map[string]any)
+		s := &mcpServer{Env: stringMap(t["env"])}
+		s.Command, _ = t["command"].(string)
+		args, _ := t["args"].([]any)
+		for _, a := range args {
+			if a, ok := a.(string); ok {
+				s.Args = append(s.Args, a)
 			}
 		}
+		out[name] = s
 	}
-	return out
-}
-
-// tomlString is the value of a one-line TOML string ("basic" or 'literal').
-func tomlString(v string) string {
-	v = strings.TrimSpace(v)
-	if strings.HasPrefix(v, "'") {
-		return strings.Trim(v, "'")
-	}
-	if s, err := strconv.Unquote(v); err == nil {
-		return s
-	}
-	return strings.Trim(v, `"`)
-}
-
-func tomlStrings(list string) []string {
-	var out []string
-	for _, v := range splitOutsideQuotes(list, ',') {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, tomlString(v))
-		}
-	}
-	return out
-}
-
-// splitOutsideQuotes splits s at sep where sep is not inside quotes.
-func splitOutsideQuotes(s string, sep byte) []string {
-	var out []string
-	quote, start := byte(0), 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quote != 0 && c == '\\' && quote == '"':
-			i++
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == 0 && (c == '"' || c == '\''):
-			quote = c
-		case quote == 0 && c == sep:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
+	return out, nil
 }
 
 // checkRegistrations says where mcpp-chat is registered and warns about an
@@ -241,17 +171,20 @@ func splitOutsideQuotes(s string, sep byte) []string {
 // database than this install. It returns false when something is wrong.
 func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string) bool {
 	found, looked := claudeRegistrations(getenv, in.party.Root)
-	codex, codexFile := codexRegistrations(getenv)
+	codex, codexFile, problem := codexRegistrations(getenv)
 	found = append(found, codex...)
 	if codexFile != "" {
 		looked = append(looked, codexFile)
 	}
+	if problem != "" {
+		fmt.Fprintf(w, "warning:     %s\n", problem)
+	}
 	if len(found) == 0 {
 		me := invocation(getenv)
 		fmt.Fprintf(w, "registered:  nowhere (looked in %s) — to connect Claude Code run the line `%s setup claude` prints; for Codex, `%s setup codex`\n", strings.Join(looked, ", "), me, me)
-		return true
+		return problem == ""
 	}
-	ok := true
+	ok := problem == ""
 	for _, r := range found {
 		fmt.Fprintf(w, "registered:  %q in %s: %s %s\n", r.name, r.where, r.command, strings.Join(r.args, " "))
 		for _, p := range r.problems(in, exe, getenv) {

@@ -463,6 +463,7 @@ func writeHooks(in installation, wake wakeChoice, file string, getenv func(strin
 		}
 	}
 	reportWrite(stdout, file, backup, changed(changes), "already has every hook")
+	reportLeft(stdout, in, file)
 	if note := wake.claude.wakeNote(); wake.wanted && note != "" {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %s", note)
 		if wake.claude.older() {
@@ -493,7 +494,28 @@ func removeHooks(in installation, file string, getenv func(string) string, stdou
 		return exitOK
 	}
 	reportWrite(stdout, file, backup, len(changes) > 0, "has no mcpp-chat hooks")
+	reportLeft(stdout, in, file)
 	return exitOK
+}
+
+// reportLeft says what setup left as the person has it in a settings
+// file, and what it means: hooks of ours on another chat that works (a
+// team hub's beside a personal chat's), and hooks turned off as a whole.
+func reportLeft(w io.Writer, in installation, file string) {
+	data, err := config.ReadSmallFile(file, maxSettingsBytes)
+	if err != nil {
+		return
+	}
+	entries, _ := settings.Inspect(data)
+	for _, e := range entries {
+		if h := parseHookLine(e.Command); h.ours() && !in.ownsHook(h) {
+			store, _ := in.hookStore(h)
+			fmt.Fprintf(w, "left as it is: %s runs mcpp-chat's hook on the %s, another chat's — setup hooks --remove run for that chat takes it out\n", e.Where, storeName(store))
+		}
+	}
+	if settings.HooksDisabled(data) {
+		fmt.Fprintf(w, "left as it is: %s sets \"disableAllHooks\": true, so Claude Code runs none of its hooks, these included — set it to false if you want them\n", file)
+	}
 }
 
 func reportWrite(w io.Writer, file, backup string, wrote bool, unchanged string) {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
 // Hook is one command hook to register for one Claude Code event.
@@ -86,7 +88,7 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 		return data, changes, nil
 	}
 	setHooks(&doc, all)
-	out, err := indent(doc)
+	out, err := render(data, doc)
 	return out, changes, err
 }
 
@@ -127,6 +129,22 @@ func parseHooks(data []byte) (doc, hooks object, err error) {
 		}
 	}
 	return doc, hooks, nil
+}
+
+// render writes the changed document over the person's: their layout
+// kept wherever nothing changed (keepFormat), or, for a document that is
+// not laid out over lines (none, or all on one), as Claude Code writes its
+// own files. What it writes is always the document: should keeping the
+// layout ever go wrong, it is written afresh.
+func render(data []byte, doc object) ([]byte, error) {
+	if bytes.IndexByte(bytes.TrimSpace(data), '\n') < 0 {
+		return indent(doc)
+	}
+	out := keepFormat(data, doc.encode())
+	if !json.Valid(out) || !sameJSON(out, doc.encode()) {
+		return indent(doc)
+	}
+	return out, nil
 }
 
 // indent writes the document as Claude Code's own files are written.
@@ -339,7 +357,7 @@ func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
 	backup, err := EditFile(path, true, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Merge(old, hooks)
 		changes = cs
-		return data, false, err
+		return data, false, fixable(err)
 	})
 	return changes, backup, err
 }
@@ -355,9 +373,17 @@ func RemoveFile(path string, match func(event, command string) bool) (changes []
 		data, cs, err := Remove(old, match)
 		changes = cs
 		deleted = err == nil && len(cs) > 0 && isEmptyObject(data)
-		return data, deleted, err
+		return data, deleted, fixable(err)
 	})
 	return changes, backup, deleted && err == nil, err
+}
+
+// fixable adds to an error about the document what to do about it.
+func fixable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w — fix the file or move it aside, then run this again", err)
 }
 
 // isEmptyObject reports a document that is {} and nothing else.
@@ -366,34 +392,55 @@ func isEmptyObject(data []byte) bool {
 	return err == nil && len(o) == 0
 }
 
-// editFile rewrites the file at path with fn's answer (created, with its
+// maxEditBytes bounds a file setup edits: a settings.json or a Codex
+// config.toml is a few kilobytes.
+const maxEditBytes = 16 << 20
+
+// EditFile rewrites the file at path with fn's answer (created, with its
 // folder, only if create), or removes it when fn says so. It copies a
 // file it changes to path.bak first and writes nothing when fn fails or
-// changes nothing.
+// changes nothing. A symlink that leads to a file is written through, so
+// that it stays a link (dotfiles); one that leads nowhere is refused, as
+// is a file its owner made read-only: neither is setup's to replace.
+// fn's error says what to do; EditFile adds the file and that nothing was
+// written.
 func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove bool, err error)) (backup string, err error) {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real // keep a dotfiles symlink a symlink
+	link := false
+	if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			to, _ := os.Readlink(path)
+			return "", fmt.Errorf("%s is a symbolic link to %s, which does not exist — create that file (or put a file in the link's place), then run this again; nothing was written", path, to)
+		}
+		path, link = real, true
 	}
-	old, err := os.ReadFile(path)
+	old, err := config.ReadSmallFile(path, maxEditBytes)
 	existed := err == nil
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("cannot read %s: %w — check its permissions", path, err)
+		return "", fmt.Errorf("cannot read %s: %w — check it, then run this again; nothing was written", path, err)
 	case !existed && !create:
-		return "", nil
-	}
-	data, remove, err := fn(old)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w — fix the file or move it aside, then run this again; nothing was written", path, err)
-	}
-	if existed && !remove && bytes.Equal(data, old) {
 		return "", nil
 	}
 	mode := fs.FileMode(0o600)
 	if existed {
-		if info, err := os.Stat(path); err == nil {
-			mode = info.Mode().Perm()
+		info, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("cannot read %s: %w", path, err)
 		}
+		mode = info.Mode().Perm()
+		if mode&0o200 == 0 {
+			return "", fmt.Errorf("%s is read-only (mode %04o), which setup takes as yours to keep — make it writable (chmod u+w %s) if setup may change it, then run this again; nothing was written", path, mode, path)
+		}
+	}
+	data, remove, err := fn(old)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w; nothing was written", path, err)
+	}
+	if existed && !remove && bytes.Equal(data, old) {
+		return "", nil
+	}
+	if existed {
 		backup = path + ".bak"
 		// Replaced, not written through: a symlink at .bak is not followed.
 		if err := replace(backup, old, mode); err != nil {
@@ -402,12 +449,13 @@ func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
 	}
-	if remove {
+	if remove && !link {
 		if err := os.Remove(path); err != nil {
 			return backup, fmt.Errorf("cannot remove %s: %w", path, err)
 		}
 		return backup, nil
 	}
+	// A link's file is emptied rather than removed: the link stays whole.
 	if err := replace(path, data, mode); err != nil {
 		return backup, err
 	}
@@ -452,7 +500,7 @@ func Remove(data []byte, match func(event, command string) bool) ([]byte, []Chan
 		return data, nil, nil
 	}
 	setHooks(&doc, all)
-	out, err := indent(doc)
+	out, err := render(data, doc)
 	return out, changes, err
 }
 

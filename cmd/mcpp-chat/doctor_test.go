@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
@@ -348,5 +350,48 @@ func TestDoctorSaysWhetherTheIdleWakeIsInstalled(t *testing.T) {
 	code, out = doctor(home, current)
 	if code != exitOK || !strings.Contains(out, "idle wake:   not installed") || !strings.Contains(out, "setup hooks --write") {
 		t.Errorf("without the idle wake: exit %d\n%s", code, out)
+	}
+}
+
+// A member's token, the hook's cache of excerpts and a SQLite team hub's
+// tokens, kept in a checkout that is the module folder, must not be
+// committed: doctor warns of each one git tracks, with the command that
+// stops it, and says nothing of one git only sees.
+func TestDoctorWarnsOfPrivateFilesGitTracks(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	repo := t.TempDir()
+	if out, err := exec.Command(git, "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := config.SaveHub(filepath.Join(repo, "hub.json"), config.Hub{URL: "http://127.0.0.1:1", Token: "mcc_a_b"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "hub-cache", "mesh-gw.json"), "{}", 0o600)
+	writeFile(t, filepath.Join(repo, "chat.db.hub"), "", 0o600)
+	env := map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_HOME": repo, "MCPP_CHAT_WORKSPACE": repo}
+	doctor := func() string {
+		var out bytes.Buffer
+		run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return out.String()
+	}
+	if out := doctor(); strings.Contains(out, "git tracks") {
+		t.Errorf("files git does not track:\n%s", out)
+	}
+	if out, err := exec.Command(git, "-C", repo, "add", "-f", "hub.json", "hub-cache", "chat.db.hub").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	out := doctor()
+	for _, want := range []string{
+		"git tracks " + filepath.Join(repo, "hub.json") + ", this machine's bearer token for the team hub",
+		"git tracks " + filepath.Join(repo, "hub-cache") + ", the hook's cache of message excerpts",
+		"git tracks " + filepath.Join(repo, "chat.db.hub") + ", a team hub's tokens",
+		"run: git -C " + repo + " rm -r --cached hub.json",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -46,13 +46,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	exe, hook := thisInstall()
-	want := hookWant{hook: hook, store: in.paths.Store, env: getenv}
+	b := newBuilds(ctx)
+	want := hookWant{hook: hook, store: in.paths.Store, env: getenv, builds: b}
 	for _, ok := range []bool{
 		checkCheckout(stdout, in.paths),
 		checkPermissions(stdout, in.paths, exe, hook),
 		checkTracked(ctx, stdout, in.paths),
 		checkVersions(ctx, stdout, hook),
-		checkRegistrations(stdout, in, exe, getenv),
+		checkRegistrations(stdout, in, exe, getenv, b),
 		claudeSettings(getenv, *settingsFile) == "" || checkHooks(stdout, claudeSettings(getenv, *settingsFile), *settingsFile != "", want),
 		checkCodexHooks(stdout, getenv, want),
 	} {

@@ -145,7 +145,9 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.
 		"Codex (" + filepath.Join(home, ".codex", "config.toml") + "): its server opens the database " + filepath.Join(dir, "chat.db"),
-		"replace the [mcp_servers.bare] table with what `" + invocation(func(string) string { return "" }) + " setup codex` prints",
+		"delete the [mcp_servers.bare] table, then run: " + invocation(func(string) string { return "" }) + " setup codex --write",
+		// claude mcp add refuses a name that is taken: the advice removes it first.
+		"run: claude mcp remove --scope local chat-local, then the line `" + invocation(func(string) string { return "" }) + " setup claude` prints",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
@@ -393,5 +395,49 @@ func TestDoctorWarnsOfPrivateFilesGitTracks(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// make install PREFIX=… after registering the checkout's bin/: the copy's
+// doctor sees one install — the same build on the same chat — in the
+// server, the hooks and Codex's tables that run bin/, and says nothing of
+// them; an entry of another build it still warns of.
+func TestDoctorTakesTheCheckoutAndItsCopyForOneInstall(t *testing.T) {
+	checkout := fakeInstall(t, true)
+	writeFile(t, filepath.Join(checkout, "bin", "mcpp-chat"), "#!/bin/sh\necho mcpp-chat "+version+"\n", 0o755)
+	home := t.TempDir()
+	setupEnv := map[string]string{"HOME": home}
+	for _, args := range [][]string{{"hooks", "--write"}, {"codex", "--write"}} {
+		if code, out, errs := runSetupEnv(t, setupEnv, args...); code != 0 {
+			t.Fatalf("setup %v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	writeFile(t, filepath.Join(home, ".claude.json"), fmt.Sprintf(`{"mcpServers": {"chat": {"command": %q, "args": ["serve"]}}}`, filepath.Join(checkout, "bin", "mcpp-chat")), 0o600)
+
+	// The copy in PREFIX/bin, which make build's record points at the checkout.
+	prefix := filepath.Join(t.TempDir(), "bin")
+	writeFile(t, filepath.Join(prefix, "mcpp-chat"), "#!/bin/sh\necho mcpp-chat "+version+"\n", 0o755)
+	writeFile(t, filepath.Join(prefix, "mcpp-chat-hook"), "#!/bin/sh\necho mcpp-chat-hook "+version+"\n", 0o755)
+	old, oldCheckout := executable, config.BuildCheckout
+	executable = func() (string, error) { return filepath.Join(prefix, "mcpp-chat"), nil }
+	config.BuildCheckout = checkout
+	t.Cleanup(func() { executable, config.BuildCheckout = old, oldCheckout })
+
+	doctor := func() (int, string) {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": checkout, "MCPP_CHAT_WORKSPACE": home, "PATH": prefix}
+		var out bytes.Buffer
+		code := run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	code, out := doctor()
+	if code != exitOK || strings.Contains(out, "warning") {
+		t.Errorf("the checkout's bin/ and its copy: exit %d\n%s", code, out)
+	}
+
+	// bin/ rebuilt from another commit: that is another build.
+	writeFile(t, filepath.Join(checkout, "bin", "mcpp-chat-hook"), "#!/bin/sh\necho mcpp-chat-hook v0.1\n", 0o755)
+	code, out = doctor()
+	if code != exitError || !strings.Contains(out, `(another build: "mcpp-chat-hook v0.1", this is `+version+`) — run: mcpp-chat setup hooks --write`) {
+		t.Errorf("another build: exit %d\n%s", code, out)
 	}
 }

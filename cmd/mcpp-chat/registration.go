@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,9 @@ type registration struct {
 	// onlyItsEnv: the client passes the server its table's env and a few
 	// basics, not the user's shell (Codex).
 	onlyItsEnv bool
+	// scope is the Claude Code scope it is registered in: user, local
+	// (folder names the project) or project (in folder's .mcp.json).
+	scope, folder string
 }
 
 // mcpServer is a server entry as Claude Code's files write it.
@@ -53,10 +57,10 @@ func claudeRegistrations(getenv func(string) string, root string) (found []regis
 			} `json:"projects"`
 		}
 		if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &doc) == nil {
-			found = append(found, ours(doc.MCPServers, "Claude Code, user scope ("+file+")")...)
+			found = append(found, ours(doc.MCPServers, "Claude Code, user scope ("+file+")", "user", "")...)
 			for dir := root; ; dir = filepath.Dir(dir) {
 				if p, ok := doc.Projects[dir]; ok {
-					found = append(found, ours(p.MCPServers, "Claude Code, local scope for "+dir+" ("+file+")")...)
+					found = append(found, ours(p.MCPServers, "Claude Code, local scope for "+dir+" ("+file+")", "local", dir)...)
 				}
 				if dir == filepath.Dir(dir) {
 					break
@@ -70,7 +74,7 @@ func claudeRegistrations(getenv func(string) string, root string) (found []regis
 		MCPServers map[string]mcpServer `json:"mcpServers"`
 	}
 	if data, err := os.ReadFile(project); err == nil && json.Unmarshal(data, &doc) == nil {
-		found = append(found, ours(doc.MCPServers, "Claude Code, project scope ("+project+")")...)
+		found = append(found, ours(doc.MCPServers, "Claude Code, project scope ("+project+")", "project", root)...)
 	}
 	return found, looked
 }
@@ -95,7 +99,7 @@ func homeDir(getenv func(string) string) string {
 	return home
 }
 
-func ours(servers map[string]mcpServer, where string) []registration {
+func ours(servers map[string]mcpServer, where, scope, folder string) []registration {
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
@@ -105,7 +109,7 @@ func ours(servers map[string]mcpServer, where string) []registration {
 	for _, name := range names {
 		s := servers[name]
 		if isOurServer(s.Command, s.Args) {
-			out = append(out, registration{where: where, name: name, command: s.Command, args: s.Args, env: s.Env})
+			out = append(out, registration{where: where, name: name, command: s.Command, args: s.Args, env: s.Env, scope: scope, folder: folder})
 		}
 	}
 	return out
@@ -169,7 +173,7 @@ func codexServers(data []byte) (map[string]*mcpServer, error) {
 // checkRegistrations says where mcpp-chat is registered and warns about an
 // entry that would not run, or would run another binary or open another
 // database than this install. It returns false when something is wrong.
-func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string) bool {
+func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string, b *builds) bool {
 	found, looked := claudeRegistrations(getenv, in.party.Root)
 	codex, codexFile, problem := codexRegistrations(getenv)
 	found = append(found, codex...)
@@ -187,7 +191,7 @@ func checkRegistrations(w io.Writer, in install, exe string, getenv func(string)
 	ok := problem == ""
 	for _, r := range found {
 		fmt.Fprintf(w, "registered:  %q in %s: %s %s\n", r.name, r.where, r.command, strings.Join(r.args, " "))
-		for _, p := range r.problems(in, exe, getenv) {
+		for _, p := range r.problems(in, exe, getenv, b) {
 			fmt.Fprintf(w, "warning:     %s\n", p)
 			ok = false
 		}
@@ -196,23 +200,70 @@ func checkRegistrations(w io.Writer, in install, exe string, getenv func(string)
 }
 
 // problems lists what is wrong with a registration, each with its fix.
-func (r registration) problems(in install, exe string, getenv func(string) string) []string {
+// Another binary than this one is fine when it is this install all the
+// same — the checkout's bin/ beside a copy make install PREFIX=… made:
+// the same build, on the same chat.
+func (r registration) problems(in install, exe string, getenv func(string) string, b *builds) []string {
 	var out []string
-	me := invocation(getenv)
-	fix := "run `" + me + " setup claude` and replace the entry with what it prints"
-	if r.onlyItsEnv {
-		fix = "replace the [mcp_servers." + r.name + "] table with what `" + me + " setup codex` prints"
-	}
-	if problem := runnable(r.command, me); problem != "" {
+	fix := r.fix(invocation(getenv))
+	if problem := runnable(r.command, invocation(getenv)); problem != "" {
 		return append(out, fmt.Sprintf("%s: the server %s — %s", r.where, problem, fix))
 	}
 	if !sameFile(r.command, exe) {
-		out = append(out, fmt.Sprintf("%s runs %s, not this install's %s — %s", r.where, r.command, exe, fix))
+		if other := b.other(r.command, "mcpp-chat"); other != "" {
+			out = append(out, fmt.Sprintf("%s runs %s, not this install's %s (%s) — %s", r.where, r.command, exe, other, fix))
+		}
 	}
 	if store := r.store(getenv); store != "" && store != in.paths.Store {
 		out = append(out, fmt.Sprintf("%s: its server opens the %s, not this install's %s: those sessions would not see these — %s", r.where, storeName(store), storeName(in.paths.Store), fix))
 	}
 	return out
+}
+
+// fix is how to replace the entry with this install's, as a command that
+// works: `claude mcp add` refuses a name that is taken, so the entry goes
+// first.
+func (r registration) fix(me string) string {
+	switch {
+	case r.onlyItsEnv && r.name == "chat":
+		return "run: " + me + " setup codex --write (it updates that table)"
+	case r.onlyItsEnv:
+		return "delete the [mcp_servers." + r.name + "] table, then run: " + me + " setup codex --write"
+	case r.scope == "project":
+		return "set its command (and env) in " + filepath.Join(r.folder, ".mcp.json") + " to what `" + me + " setup claude` prints"
+	case r.scope == "local":
+		return "in " + r.folder + " run: claude mcp remove --scope local " + shellQuote(r.name) + ", then the line `" + me + " setup claude` prints"
+	}
+	return "run: claude mcp remove --scope user " + shellQuote(r.name) + ", then the line `" + me + " setup claude` prints"
+}
+
+// builds remembers, for one doctor run, what each program of ours at
+// another path says it is (its --version).
+type builds struct {
+	ctx  context.Context
+	seen map[string]string
+}
+
+func newBuilds(ctx context.Context) *builds { return &builds{ctx: ctx, seen: map[string]string{}} }
+
+// other says how the program at prog (mcpp-chat or mcpp-chat-hook, by
+// name) differs from this build, "" when it is this build.
+func (b *builds) other(prog, name string) string {
+	if b == nil {
+		b = newBuilds(context.Background())
+	}
+	says, ok := b.seen[prog]
+	if !ok {
+		says = versionOf(b.ctx, prog, "--version")
+		b.seen[prog] = says
+	}
+	switch says {
+	case name + " " + version:
+		return ""
+	case "":
+		return "it does not say its version"
+	}
+	return fmt.Sprintf("another build: %q, this is %s", says, version)
 }
 
 // store is the store the registered server would open when its client

@@ -262,7 +262,7 @@ func renderRead(ans readAnswer, a readArgs, compact bool) string {
 // the start of its body (the JSON carries all of it).
 func renderReadMessage(m readMessage, compact bool) string {
 	if !compact && m.Part == nil {
-		return renderMessage(m.Message)
+		return renderMessage(m.Message) + receiptLine(m.Message)
 	}
 	head, _, _ := strings.Cut(renderMessage(store.Message{
 		Channel: m.Channel, Seq: m.Seq, Kind: m.Kind, From: m.From, Slug: m.Slug, Title: m.Title,
@@ -275,7 +275,23 @@ func renderReadMessage(m readMessage, compact bool) string {
 	if n := utf8.RuneCountInString(m.Body); n > previewChars {
 		line += fmt.Sprintf(" (%d characters; the JSON has them all)", n)
 	}
-	return head + "\n" + line
+	return head + "\n" + line + receiptLine(m.Message)
+}
+
+// receiptLine is who has read one of your own messages and who not yet,
+// as the JSON's read_by and unread_by say; "" for a peer's message.
+func receiptLine(m store.Message) string {
+	var parts []string
+	if len(m.ReadBy) > 0 {
+		parts = append(parts, "seen by "+names(m.ReadBy))
+	}
+	if len(m.UnreadBy) > 0 {
+		parts = append(parts, "not yet read by "+names(m.UnreadBy))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n  _" + strings.Join(parts, " · ") + "_"
 }
 
 // preview is how many characters of a body a compact display shows;

@@ -211,7 +211,7 @@ func TestConnectMakesAMember(t *testing.T) {
 	hubHome := t.TempDir()
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
-	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party", "--ttl", "12h")
 	token := strings.SplitN(out, "\n", 2)[0]
 
 	lap := t.TempDir()
@@ -233,6 +233,11 @@ func TestConnectMakesAMember(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "connected to the team hub "+url) || !strings.Contains(out, "You are node-dash") {
 		t.Fatalf("connect: %d\n%s%s", code, out, errs)
 	}
+	// A 12-hour token: the hour it ends, not its date alone.
+	nearExpiry := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1[12]h \d\dmin\)`)
+	if !nearExpiry.MatchString(out) {
+		t.Errorf("connect does not say the hour the token ends:\n%s", out)
+	}
 	if info, err := os.Stat(hubFile); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("hub.json: %v %v", info, err)
 	}
@@ -247,6 +252,9 @@ func TestConnectMakesAMember(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
+	}
+	if !nearExpiry.MatchString(out) {
+		t.Errorf("doctor does not say the hour the token ends:\n%s", out)
 	}
 	if strings.Contains(out, token) {
 		t.Errorf("doctor shows the token:\n%s", out)
@@ -494,5 +502,25 @@ func TestDoctorOnAMemberWhoseHubIsDown(t *testing.T) {
 	if code != exitError || !strings.Contains(doc, "reachable:   no — the team hub at "+url+" does not answer (") ||
 		!strings.Contains(doc, "check that mcpp-chat hub serve runs there") || strings.Contains(doc, "mcpp-chat doctor") {
 		t.Errorf("doctor with the hub down: exit %d\n%s", code, doc)
+	}
+}
+
+// A token's expiry says the time of day when the token ends within two
+// days (a 12-hour token's date alone says nothing), the date otherwise.
+func TestTokenExpiryShowsTheHourWhenItIsNear(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		left time.Duration
+		want string
+	}{
+		{12 * time.Hour, "2026-11-30 21:00 UTC (in 12h 00min)"},
+		{47*time.Hour + 30*time.Minute, "2026-12-02 08:30 UTC (in 47h 30min)"},
+		{40 * time.Minute, "2026-11-30 09:40 UTC (in 40min)"},
+		{90 * 24 * time.Hour, "2027-02-28 (in 90 days)"},
+		{-time.Hour, "2026-11-30 08:00 UTC (expired)"},
+	} {
+		if got := tokenExpiry(now.Add(c.left), now); got != c.want {
+			t.Errorf("in %v: %q, want %q", c.left, got, c.want)
+		}
 	}
 }

@@ -177,6 +177,9 @@ func TestSetupCodexWriteRefuses(t *testing.T) {
 		if code != exitError || !strings.Contains(errs, "nothing was written") {
 			t.Errorf("%s: exit %d, stderr %q", name, code, errs)
 		}
+		if n := strings.Count(errs, "again"); n > 1 { // it said "then run this again" twice
+			t.Errorf("%s: the refusal says to run it again %d times: %s", name, n, errs)
+		}
 		if data, _ := os.ReadFile(file); string(data) != config {
 			t.Errorf("%s: the file changed:\n%s", name, data)
 		}

@@ -100,3 +100,22 @@ func TestMergeIndentsAOneLineDocument(t *testing.T) {
 		t.Errorf("%v\n%s", err, out)
 	}
 }
+
+// The judge of a settings edit: a key outside "hooks", or a hook entry
+// that is not ours, changed or gone is refused; ours may change.
+func TestKeptOthersJudgesAnEdit(t *testing.T) {
+	before := `{"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "/old/mcpp-chat-hook"}]}]}}`
+	for after, want := range map[string]string{
+		`{"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-send done"}, {"type": "command", "command": "/x/mcpp-chat-hook"}]}]}}`: "",
+		`{"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-send done"}]}]}}`:                                                      "",
+		`{"model": "sonnet", "hooks": {}}`: `"model"`,
+		`{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}`:                "not mcpp-chat's",
+		`{"model": "opus", "hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "notify-send gone"}]}]}}`: "not mcpp-chat's",
+		`{"model": "opus", "hooks": {}}`: "not mcpp-chat's",
+	} {
+		err := keptOthers([]byte(before), []byte(after), isOurs)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("after %s: %v, want %q", after, err, want)
+		}
+	}
+}

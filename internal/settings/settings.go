@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -89,7 +90,17 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 	}
 	setHooks(&doc, all)
 	out, err := render(data, doc)
-	return out, changes, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, keptOthers(data, out, func(event, cmd string) bool {
+		for _, h := range hooks {
+			if _, ours := h.matches(cmd); ours && h.Event == event {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // setEvent sets the event's matcher groups, dropping an event left with
@@ -501,7 +512,89 @@ func Remove(data []byte, match func(event, command string) bool) ([]byte, []Chan
 	}
 	setHooks(&doc, all)
 	out, err := render(data, doc)
-	return out, changes, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, keptOthers(data, out, match)
+}
+
+// keptOthers judges an edit of a settings document: every key but "hooks"
+// as it was, and every hook entry ours does not recognise still there,
+// as it was, in its matcher group's company (compared as parsed, not as
+// laid out). Its error says what the edit would have lost.
+func keptOthers(before, after []byte, ours func(event, command string) bool) error {
+	var b, a map[string]any
+	if len(bytes.TrimSpace(before)) > 0 {
+		if err := json.Unmarshal(before, &b); err != nil {
+			return err
+		}
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return fmt.Errorf("the edit would leave a file that is not JSON (%v)", err)
+	}
+	for k := range mergeKeys(b, a) {
+		if k != "hooks" && !reflect.DeepEqual(b[k], a[k]) {
+			return fmt.Errorf("the edit would change %q, which is not setup's to change", k)
+		}
+	}
+	if left := othersHooks(b, ours); !reflect.DeepEqual(left, othersHooks(a, ours)) {
+		return errors.New("the edit would change a hook that is not mcpp-chat's")
+	}
+	return nil
+}
+
+func mergeKeys(a, b map[string]any) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
+// othersHooks counts, per event, the hook entries ours does not
+// recognise, each with its group's other keys (a matcher): what must
+// outlast an edit.
+func othersHooks(doc map[string]any, ours func(event, command string) bool) map[string]int {
+	out := map[string]int{}
+	events, _ := doc["hooks"].(map[string]any)
+	for event, v := range events {
+		groups, ok := v.([]any)
+		if !ok {
+			out[event+" "+canonical(v)]++
+			continue
+		}
+		for _, g := range groups {
+			group, ok := g.(map[string]any)
+			entries, isList := group["hooks"].([]any)
+			if !ok || !isList {
+				out[event+" "+canonical(g)]++
+				continue
+			}
+			company := map[string]any{}
+			for k, x := range group {
+				if k != "hooks" {
+					company[k] = x
+				}
+			}
+			for _, e := range entries {
+				entry, _ := e.(map[string]any)
+				if cmd, ok := entry["command"].(string); ok && ours(event, cmd) {
+					continue
+				}
+				out[event+" "+canonical(company)+" "+canonical(e)]++
+			}
+		}
+	}
+	return out
+}
+
+// canonical is v as JSON with its keys sorted.
+func canonical(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
 }
 
 // replace writes through a temporary file and a rename, so a crash never

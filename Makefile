@@ -59,19 +59,25 @@ bench: build
 	$(GO) run ./tests/bench
 	$(PYTHON) tests/bench_mcpp_host.py
 
-# Builds, then prints what to paste to connect a client. Copies nothing outside
-# the checkout unless PREFIX is given: `make install PREFIX=~/.local` puts bin/*
-# into $(PREFIX)/bin, binaries that use this checkout's database and config
-# (recorded at build time), like bin/ itself.
+# Builds, then says what it installed and what to run next (`bin/mcpp-chat
+# setup` prints every snippet). Copies nothing outside the checkout unless
+# PREFIX is given: `make install PREFIX=~/.local` puts bin/* into
+# $(PREFIX)/bin, binaries that use this checkout's database and config
+# (recorded at build time), like bin/ itself: one install.
 install: build
-	@if [ -n "$(PREFIX)" ]; then \
+	@exe=bin/mcpp-chat; \
+	if [ -n "$(PREFIX)" ]; then \
 	  install -d "$(PREFIX)/bin" && \
 	  for f in bin/*; do install -m 0755 "$$f" "$(PREFIX)/bin/" || exit 1; done && \
-	  echo "# installed $$(cd bin && echo *) into $(PREFIX)/bin" && \
-	  "$(PREFIX)/bin/mcpp-chat" setup; \
+	  exe="$(PREFIX)/bin/mcpp-chat" && \
+	  echo "installed: bin/mcpp-chat and bin/mcpp-chat-hook, copied to $(PREFIX)/bin (one install: this checkout's chat)"; \
 	else \
-	  bin/mcpp-chat setup; \
-	fi
+	  echo "installed: bin/mcpp-chat and bin/mcpp-chat-hook (nothing outside this checkout)"; \
+	fi; \
+	echo "next, once per host: register the server for Claude Code and add the hooks:"; \
+	"$$exe" setup claude | sed -n 's/^claude /  claude /p'; \
+	echo "  $$exe setup hooks --write"; \
+	echo "Codex: $$exe setup codex --write · every client's snippet: $$exe setup · check: $$exe doctor"
 
 # Installs the pinned Claude Code and Codex CLIs and the MCP TypeScript SDK
 # with npm into .cache/e2e (git-ignored); the tests find them there, or

@@ -76,3 +76,46 @@ func writeScript(t *testing.T, dir, name, body string) string {
 	}
 	return path
 }
+
+// make install says in a few lines what it installed and what to run next
+// (the line that registers the server, as setup claude prints it), not
+// every client's snippet.
+func TestMakeInstallSaysWhatItDidAndWhatIsNext(t *testing.T) {
+	makeProg, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on PATH")
+	}
+	dir := t.TempDir()
+	makefile, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), makefile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in for the built binaries: setup claude's two lines; setup
+	// alone prints every client's snippet, about 100 lines.
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeScript(t, filepath.Join(dir, "bin"), "mcpp-chat", `if [ "$*" = "setup claude" ]; then echo "# Claude Code: register the server"; echo "claude mcp add --scope user chat -- $0 serve"; else seq 100; fi`)
+	writeScript(t, filepath.Join(dir, "bin"), "mcpp-chat-hook", `true`)
+	prefix := filepath.Join(dir, "prefix")
+	cmd := exec.Command(makeProg, "install", "PREFIX="+prefix, "GO=true")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	text := string(out)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) > 10 { // the build's three, then a few
+		t.Errorf("make install printed %d lines, want a few:\n%s", len(lines), text)
+	}
+	for _, want := range []string{"installed: bin/mcpp-chat and bin/mcpp-chat-hook, copied to " + prefix + "/bin",
+		"  claude mcp add --scope user chat -- " + prefix + "/bin/mcpp-chat serve", "  " + prefix + "/bin/mcpp-chat setup hooks --write", "setup codex --write", "doctor"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("make install does not say %q:\n%s", want, text)
+		}
+	}
+}

@@ -111,8 +111,11 @@ func channelUnreadLine(c store.ChannelUnread) string {
 	return fmt.Sprintf("- #%s: %d unread · %s\n", c.Channel, c.Unread, names(c.Parties))
 }
 
+// waitingOnMeLine names what the item needs as the call that gives it:
+// the Python edition's "— it is unattended", which the JSON keeps word
+// for word, reads to a person as if the session were.
 func waitingOnMeLine(w store.WaitingOnMe) string {
-	return fmt.Sprintf("- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs)
+	return fmt.Sprintf("- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs.Action())
 }
 
 func waitingOnPeerLine(w store.WaitingOnPeer) string {

@@ -222,8 +222,8 @@ func cutLine(ans readAnswer, a readArgs, last int64, whole, loaded int, partial 
 		return fmt.Sprintf("%s: message #%d is %d characters, more than one answer holds; characters %d–%d are here. Call %s for the next part%s.",
 			cutNote, partial.Seq, p.Total, p.Offset+1, p.Offset+p.Length, call, cursorStays(a, partial.Seq)), calls
 	}
-	return fmt.Sprintf("%s: %d of the %d messages loaded are here; %d more wait after #%d. Call %s for the rest.",
-		cutNote, whole, loaded, ans.More, last, call), calls
+	return fmt.Sprintf("%s: %d of the %d messages loaded %s here; %d more %s after #%d. Call %s for the rest.",
+		cutNote, whole, loaded, plural(whole, "is", "are"), ans.More, plural(ans.More, "waits", "wait"), last, call), calls
 }
 
 func cursorStays(a readArgs, seq int64) string {
@@ -262,7 +262,7 @@ func renderRead(ans readAnswer, a readArgs, compact bool) string {
 // the start of its body (the JSON carries all of it).
 func renderReadMessage(m readMessage, compact bool) string {
 	if !compact && m.Part == nil {
-		return renderMessage(m.Message)
+		return renderMessage(m.Message) + receiptLine(m.Message)
 	}
 	head, _, _ := strings.Cut(renderMessage(store.Message{
 		Channel: m.Channel, Seq: m.Seq, Kind: m.Kind, From: m.From, Slug: m.Slug, Title: m.Title,
@@ -275,7 +275,23 @@ func renderReadMessage(m readMessage, compact bool) string {
 	if n := utf8.RuneCountInString(m.Body); n > previewChars {
 		line += fmt.Sprintf(" (%d characters; the JSON has them all)", n)
 	}
-	return head + "\n" + line
+	return head + "\n" + line + receiptLine(m.Message)
+}
+
+// receiptLine is who has read one of your own messages and who not yet,
+// as the JSON's read_by and unread_by say; "" for a peer's message.
+func receiptLine(m store.Message) string {
+	var parts []string
+	if len(m.ReadBy) > 0 {
+		parts = append(parts, "seen by "+names(m.ReadBy))
+	}
+	if len(m.UnreadBy) > 0 {
+		parts = append(parts, "not yet read by "+names(m.UnreadBy))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n  _" + strings.Join(parts, " · ") + "_"
 }
 
 // preview is how many characters of a body a compact display shows;
@@ -291,4 +307,12 @@ func cursorNote(cursor int64, kept bool) string {
 		return "cursor not moved"
 	}
 	return fmt.Sprintf("cursor at #%d", cursor)
+}
+
+// plural is the verb that agrees with n: one, or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

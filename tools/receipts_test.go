@@ -54,9 +54,25 @@ func TestReceiptsInReadAndInbox(t *testing.T) {
 		t.Errorf("a peer's message carries receipts: %v", m)
 	}
 
+	// The display says it too (call --display chat_read, the client's
+	// first text content), on the writer's own message only.
+	readDisplay := func(who *Service) string {
+		var r struct{ Messages []map[string]any }
+		return p.call(who, "chat_read", map[string]any{"channel": "c1", "since": 0, "peek": true}, &r).Display
+	}
+	if d := readDisplay(p.writer); !strings.Contains(d, "\n  _not yet read by reader_") {
+		t.Errorf("the writer's chat_read display shows no receipt:\n%s", d)
+	}
+	if d := readDisplay(p.reader); strings.Contains(d, "read by") {
+		t.Errorf("the reader's display shows a receipt on a peer's message:\n%s", d)
+	}
+
 	p.read(map[string]any{"channel": "c1"})
 	if m := receipts(p.writer); !reflect.DeepEqual(m["read_by"], []any{"reader"}) || !reflect.DeepEqual(m["unread_by"], []any{}) {
 		t.Errorf("once read: %v", m)
+	}
+	if d := readDisplay(p.writer); !strings.Contains(d, "\n  _seen by reader_") {
+		t.Errorf("once read, the display:\n%s", d)
 	}
 	in = unreadByPeersReply{}
 	res = p.call(p.writer, "chat_inbox", map[string]any{}, &in)

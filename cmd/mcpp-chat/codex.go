@@ -5,11 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/codexconfig"
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/redact"
 	"github.com/mcpp/mcpp-chat/internal/settings"
 )
@@ -49,30 +49,13 @@ func codexTablesFor(in installation) codexTables {
 		},
 		features: [][2]string{{codexHooksFeature, "true"}},
 	}
-	if k, v := codexEnv(in); k != "" {
-		t.env = [][2]string{{k, codexconfig.Quote(v)}}
+	for _, v := range in.env {
+		t.env = append(t.env, [2]string{v.Key, codexconfig.Quote(v.Value)})
 	}
 	for _, ev := range hookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
 	}
 	return t
-}
-
-// codexEnv is the variable the server table gives the server: Codex passes
-// a server only a few of the user's variables, so the server would not
-// find this install's chat without it. "" when it needs none — a team
-// store this install's config.yaml names: there a MCPP_CHAT_DB would be a
-// chat of its own, on this machine alone — or the config is broken.
-func codexEnv(in installation) (key, value string) {
-	switch {
-	case in.hubFile != "":
-		return "MCPP_CHAT_HUB_FILE", in.hubFile
-	case in.teamStore != "":
-		return in.storeVar[0], in.storeVar[1]
-	case in.db != "":
-		return "MCPP_CHAT_DB", in.db
-	}
-	return "", ""
 }
 
 // hooksLine is a hook group's one line: the handler as an inline table.
@@ -99,13 +82,11 @@ func printCodex(w io.Writer, in installation) {
 		fmt.Fprintln(w, "# Codex passes a server only HOME, LANG, LOGNAME, PATH, TMPDIR, USER and this env:")
 		fmt.Fprintln(w, "# without it the server would not find this install's chat.")
 		fmt.Fprintf(w, "env = %s\n", codexconfig.InlineTable(t.env))
-	case in.teamStore != "" && in.storeNote != "":
-		fmt.Fprintf(w, "# The chat is the team store %s, which Codex's server would not find: %s.\n", redact.URL(in.teamStore), in.storeNote)
-	case in.teamStore != "":
-		fmt.Fprintf(w, "# No env: the server finds the team store %s through this install's config.yaml\n", redact.URL(in.teamStore))
+	case in.problem != "":
+		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.problem)
+	case config.IsPostgres(in.chat.Store):
+		fmt.Fprintf(w, "# No env: the server finds the team store %s through this install's config.yaml\n", redact.URL(in.chat.Store))
 		fmt.Fprintln(w, "# (storage.url), as every client does; a MCPP_CHAT_DB here would be a chat of its own.")
-	case in.db == "":
-		fmt.Fprintf(w, "# env = { MCPP_CHAT_DB = \"/path/to/chat.db\" }   (unknown until the config is fixed: %s)\n", in.dbProblem)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Codex's lifecycle hooks (Codex 0.171 or later): the session is told what waits on its")
@@ -153,17 +134,20 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 		fmt.Fprintln(stderr, "mcpp-chat setup: cannot find your home folder — set CODEX_HOME to Codex's folder")
 		return exitUsage
 	}
-	var changes []codexChange
+	var e *codexEdit
 	backup, err := settings.EditFile(file, true, func(old []byte) ([]byte, bool, error) {
-		data, cs, err := mergeCodex(old, codexTablesFor(in))
-		changes = cs
-		return data, false, err
+		var err error
+		e, err = mergeCodex(in, old)
+		if err != nil {
+			return nil, false, err
+		}
+		return e.out, false, nil
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
-	wrote := reportCodex(stdout, changes)
+	wrote := reportCodex(stdout, e)
 	reportWrite(stdout, file, backup, wrote, "already has the server, the feature flag and every hook")
 	if wrote {
 		fmt.Fprintln(stdout, "Codex runs new or changed hooks only once you trust them: start `codex` in a terminal and choose")
@@ -172,317 +156,49 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 	return exitOK
 }
 
-func removeCodex(getenv func(string) string, stdout, stderr io.Writer) int {
+func removeCodex(in installation, getenv func(string) string, stdout, stderr io.Writer) int {
 	file := codexConfigFile(getenv)
 	if file == "" {
 		fmt.Fprintln(stderr, "mcpp-chat setup: cannot find your home folder — set CODEX_HOME to Codex's folder")
 		return exitUsage
 	}
-	var changes []codexChange
+	e := &codexEdit{}
 	var emptied bool
 	backup, err := settings.EditFile(file, false, func(old []byte) ([]byte, bool, error) {
-		data, cs := unmergeCodex(old)
-		changes, emptied = cs, len(cs) > 0 && strings.TrimSpace(string(data)) == ""
-		return data, emptied, nil
+		var err error
+		if e, err = unmergeCodex(in, old); err != nil {
+			return nil, false, err
+		}
+		emptied = len(e.changes) > 0 && strings.TrimSpace(strings.TrimPrefix(string(e.out), "\ufeff")) == ""
+		return e.out, emptied, nil
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
-	reportCodex(stdout, changes)
+	reportCodex(stdout, e)
 	if emptied {
 		fmt.Fprintf(stdout, "removed %s: it held nothing but mcpp-chat's tables (its last version is in %s)\n", file, backup)
 		return exitOK
 	}
-	reportWrite(stdout, file, backup, len(changes) > 0, "has nothing of mcpp-chat's")
+	reportWrite(stdout, file, backup, len(e.changes) > 0, "has nothing of mcpp-chat's")
 	return exitOK
 }
 
-// reportCodex prints the changes; it reports whether there were any.
-func reportCodex(w io.Writer, changes []codexChange) bool {
-	for _, c := range changes {
+// reportCodex prints the changes, then what was left as the person has it
+// and what that means; it reports whether anything changed.
+func reportCodex(w io.Writer, e *codexEdit) bool {
+	for _, c := range e.changes {
 		fmt.Fprintf(w, "%-22s %s", c.what, c.action)
 		if c.detail != "" {
 			fmt.Fprintf(w, ": %s", c.detail)
 		}
 		fmt.Fprintln(w)
 	}
-	return len(changes) > 0
-}
-
-// inlineRoot matches a root key that holds one of our tables inline,
-// which a table header of the same name would contradict.
-var inlineRoot = regexp.MustCompile(`^\s*(features|hooks|mcp_servers)\s*[.=]`)
-
-// mergeCodex merges our tables into a Codex config: a table of ours
-// already there (for another path or database) is updated in place, key
-// by key, keeping the user's other keys; one per thing, further copies
-// removed; what is missing is added at the end. Everything else keeps its
-// bytes. It refuses a config whose form it cannot extend safely.
-func mergeCodex(data []byte, t codexTables) ([]byte, []codexChange, error) {
-	blocks := codexconfig.Parse(data)
-	for _, line := range blocks[0].Lines {
-		if inlineRoot.MatchString(line) {
-			return nil, nil, fmt.Errorf("its top holds %q, a table written inline — add the tables `mcpp-chat setup codex` prints by hand", strings.TrimSpace(line))
-		}
+	for _, n := range e.notes {
+		fmt.Fprintf(w, "left as it is: %s\n", n)
 	}
-	for _, b := range blocks {
-		if b.Name() == "hooks" && !b.Array && !b.Empty() {
-			return nil, nil, fmt.Errorf("its [hooks] table holds hooks written inline — add the hook groups `mcpp-chat setup codex` prints by hand")
-		}
-	}
-	var changes []codexChange
-	blocks, changes, err := mergeServer(blocks, t.server, t.env, changes)
-	if err != nil {
-		return nil, nil, err
-	}
-	blocks, changes = mergeFeatures(blocks, t.features, changes)
-	for _, h := range t.hooks {
-		blocks, changes = mergeHook(blocks, h, changes)
-	}
-	if len(changes) == 0 {
-		return data, nil, nil
-	}
-	return codexconfig.Format(blocks), changes, nil
-}
-
-// ourServer reports a [mcp_servers.NAME] table that runs mcpp-chat serve.
-func ourServer(b codexconfig.Block) bool {
-	if b.Array || len(b.Path) != 2 || b.Path[0] != "mcp_servers" {
-		return false
-	}
-	raw, _ := b.Value("command")
-	cmd, _ := codexconfig.String(raw)
-	args, _ := b.Value("args")
-	return isOurServer(cmd, codexconfig.Strings(args))
-}
-
-// under reports a table inside the server table named name.
-func under(b codexconfig.Block, name string) bool {
-	return len(b.Path) > 2 && b.Path[0] == "mcp_servers" && b.Path[1] == name
-}
-
-func mergeServer(blocks []codexconfig.Block, keys, env [][2]string, changes []codexChange) ([]codexconfig.Block, []codexChange, error) {
-	at := -1
-	var out []codexconfig.Block
-	for _, b := range blocks {
-		switch {
-		case ourServer(b) && at >= 0:
-			changes = append(changes, codexChange{"server " + b.Path[1], "removed", "a second registration of the same server (its tools would show twice)"})
-			continue
-		case ourServer(b):
-			at = len(out)
-		case b.Name() == "mcp_servers.chat" && at < 0 && !b.Array:
-			raw, _ := b.Value("command")
-			return nil, nil, fmt.Errorf("its server table [mcp_servers.chat] runs %s — rename that table, then run this again", raw)
-		}
-		out = append(out, b)
-	}
-	if at < 0 {
-		if len(env) > 0 {
-			keys = append(keys, [2]string{"env", codexconfig.InlineTable(env)})
-		}
-		out = appendBlock(out, []string{"mcp_servers", "chat"}, false, keys)
-		return out, append(changes, codexChange{"server chat", "added", ""}), nil
-	}
-	name := out[at].Path[1]
-	envTable := -1
-	for i, b := range out {
-		if under(b, name) && len(b.Path) == 3 && b.Path[2] == "env" {
-			envTable = i
-		}
-	}
-	changed := false
-	for _, kv := range keys {
-		c, ok := out[at].Set(kv[0], kv[1])
-		if !ok {
-			return nil, nil, fmt.Errorf("[mcp_servers.%s] writes %s on several lines — write it on one line, or replace the table with what `mcpp-chat setup codex` prints", name, kv[0])
-		}
-		changed = changed || c
-	}
-	if envTable >= 0 {
-		// The env as a table of its own: our variables go there.
-		changed = setEnvTable(&out[envTable], env) || changed
-	} else {
-		c, ok := setEnv(&out[at], env)
-		if !ok {
-			return nil, nil, fmt.Errorf("[mcp_servers.%s] writes env on several lines — write it on one line, or replace the table with what `mcpp-chat setup codex` prints", name)
-		}
-		changed = changed || c
-	}
-	if changed {
-		changes = append(changes, codexChange{"server " + name, "updated", ""})
-	}
-	return out, changes, nil
-}
-
-// setEnv gives the server table's inline env our variables, keeping the
-// user's others after them and taking out other MCPP_CHAT_ ones, which
-// would point elsewhere; an env left empty goes.
-func setEnv(b *codexconfig.Block, ours [][2]string) (changed, ok bool) {
-	pairs := append([][2]string(nil), ours...)
-	old, had := b.Value("env")
-	for _, kv := range codexconfig.Pairs(old) {
-		if !strings.HasPrefix(kv[0], "MCPP_CHAT_") {
-			pairs = append(pairs, kv)
-		}
-	}
-	if len(pairs) == 0 {
-		return had && b.Delete("env"), true
-	}
-	return b.Set("env", codexconfig.InlineTable(pairs))
-}
-
-// ourVariables are the variables that choose an install's chat.
-var ourVariables = []string{"MCPP_CHAT_DB", "MCPP_CHAT_HUB_FILE", "MCPP_CHAT_HOME", "MCPP_CHAT_CONFIG", "MCPP_CHAT_STORE"}
-
-// setEnvTable sets our variables in an [mcp_servers.NAME.env] table and
-// takes out the other MCPP_CHAT_ ones, which would point elsewhere.
-func setEnvTable(b *codexconfig.Block, ours [][2]string) bool {
-	changed := false
-	want := map[string]bool{}
-	for _, kv := range ours {
-		want[kv[0]] = true
-		c, _ := b.Set(kv[0], kv[1])
-		changed = changed || c
-	}
-	for _, k := range ourVariables {
-		if !want[k] {
-			changed = b.Delete(k) || changed
-		}
-	}
-	return changed
-}
-
-func mergeFeatures(blocks []codexconfig.Block, keys [][2]string, changes []codexChange) ([]codexconfig.Block, []codexChange) {
-	for i, b := range blocks {
-		if b.Name() != "features" || b.Array {
-			continue
-		}
-		for _, kv := range keys {
-			if c, _ := blocks[i].Set(kv[0], kv[1]); c {
-				changes = append(changes, codexChange{"features." + kv[0], "set", kv[1]})
-			}
-		}
-		// The older name of the flag: Codex 0.171 warns of it at every
-		// start, and a false one would contradict ours.
-		if blocks[i].Delete("codex_hooks") {
-			changes = append(changes, codexChange{"features.codex_hooks", "removed", "the older name of features.hooks"})
-		}
-		return blocks, changes
-	}
-	blocks = appendBlock(blocks, []string{"features"}, false, keys)
-	for _, kv := range keys {
-		changes = append(changes, codexChange{"features." + kv[0], "added", kv[1]})
-	}
-	return blocks, changes
-}
-
-// ourHookGroup is the event of a [[hooks.EVENT]] group that holds one
-// handler, ours (not the Claude Code idle wake, which Codex cannot run);
-// "" for any other table.
-func ourHookGroup(b codexconfig.Block) string {
-	if !b.Array || len(b.Path) != 2 || b.Path[0] != "hooks" {
-		return ""
-	}
-	raw, _ := b.Value("hooks")
-	handlers := codexconfig.Tables(raw)
-	if len(handlers) != 1 {
-		return ""
-	}
-	cmd, _ := codexconfig.String(handlers[0]["command"])
-	h := parseHookLine(cmd)
-	if !h.ours() || (h.event() != "" && h.event() != b.Path[1]) {
-		return ""
-	}
-	return b.Path[1]
-}
-
-func mergeHook(blocks []codexconfig.Block, h codexHook, changes []codexChange) ([]codexconfig.Block, []codexChange) {
-	what := h.event + " hook"
-	at := -1
-	var out []codexconfig.Block
-	for _, b := range blocks {
-		if ourHookGroup(b) == h.event {
-			if at >= 0 {
-				changes = append(changes, codexChange{what, "removed", "a second copy (one per event)"})
-				continue
-			}
-			at = len(out)
-		}
-		out = append(out, b)
-	}
-	line := "[" + h.hooksLine() + "]"
-	if at < 0 {
-		out = appendBlock(out, []string{"hooks", h.event}, true, [][2]string{{"hooks", line}})
-		return out, append(changes, codexChange{what, "added", h.command})
-	}
-	if c, _ := out[at].Set("hooks", line); c {
-		changes = append(changes, codexChange{what, "updated", h.command})
-	}
-	return out, changes
-}
-
-// appendBlock adds a table at the end, after a blank line.
-func appendBlock(blocks []codexconfig.Block, path []string, array bool, keys [][2]string) []codexconfig.Block {
-	last := &blocks[len(blocks)-1]
-	if n := len(last.Lines); n > 0 && strings.TrimSpace(last.Lines[n-1]) != "" {
-		last.Lines = append(last.Lines, "")
-	}
-	b := codexconfig.Block{Path: path, Array: array, Lines: []string{codexconfig.Header(path, array)}}
-	for _, kv := range keys {
-		b.Lines = append(b.Lines, kv[0]+" = "+kv[1])
-	}
-	return append(blocks, b)
-}
-
-// unmergeCodex takes our tables out of a Codex config: the server (with
-// the tables inside it), every hook group of ours, and the feature flag
-// (Codex 0.171 and later run hooks without it) with a [features] table it
-// leaves empty.
-func unmergeCodex(data []byte) ([]byte, []codexChange) {
-	blocks := codexconfig.Parse(data)
-	var servers []string
-	for _, b := range blocks {
-		if ourServer(b) {
-			servers = append(servers, b.Path[1])
-		}
-	}
-	var changes []codexChange
-	var out []codexconfig.Block
-	for _, b := range blocks {
-		switch {
-		case ourServer(b):
-			changes = append(changes, codexChange{"server " + b.Path[1], "removed", ""})
-			continue
-		case ourHookGroup(b) != "":
-			changes = append(changes, codexChange{b.Path[1] + " hook", "removed", ""})
-			continue
-		case len(b.Path) > 2 && b.Path[0] == "mcp_servers" && slices.Contains(servers, b.Path[1]):
-			continue
-		case b.Name() == "features" && !b.Array:
-			if v, _ := b.Value(codexHooksFeature); v == "true" && b.Delete(codexHooksFeature) {
-				changes = append(changes, codexChange{"features." + codexHooksFeature, "removed", ""})
-			}
-			if b.Empty() {
-				// Its comments and blank lines stay, in front of what follows.
-				if len(out) > 0 {
-					out[len(out)-1].Lines = append(out[len(out)-1].Lines, b.Tail()...)
-				}
-				continue
-			}
-		}
-		out = append(out, b)
-	}
-	if len(changes) == 0 {
-		return data, nil
-	}
-	// The blank line --write put in front of our tables goes with them.
-	last := &out[len(out)-1]
-	for n := len(last.Lines); n > 0 && strings.TrimSpace(last.Lines[n-1]) == ""; n-- {
-		last.Lines = last.Lines[:n-1]
-	}
-	return codexconfig.Format(out), changes
+	return len(e.changes) > 0
 }
 
 // checkCodexHooks says which of our hooks Codex's config.toml holds and
@@ -502,7 +218,7 @@ func checkCodexHooks(w io.Writer, getenv func(string) string, want hookWant) boo
 		if b.Name() == "features" && !b.Array {
 			for _, key := range []string{codexHooksFeature, "codex_hooks"} {
 				if v, _ := b.Value(key); v == "false" {
-					fmt.Fprintf(w, "warning:     %s turns Codex's hooks off ([features] %s = false) — remove that line, or run: mcpp-chat setup codex --write\n", file, key)
+					fmt.Fprintf(w, "warning:     %s turns Codex's hooks off ([features] %s = false), so mcpp-chat's hooks do not run — set it to true if you want them (setup leaves your choice as it is)\n", file, key)
 					ok = false
 				}
 			}

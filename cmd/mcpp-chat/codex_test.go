@@ -74,7 +74,6 @@ model = "gpt-5.5" # the default
 command = "docs-server"
 
 [features]
-codex_hooks = true
 web_search = true
 
 [hooks.state."/home/you/.codex/config.toml:stop:0:0"]
@@ -100,8 +99,8 @@ func TestSetupCodexWrite(t *testing.T) {
 		!strings.Contains(string(data), "[hooks.state.\"/home/you/.codex/config.toml:stop:0:0\"]\ntrusted_hash = \"sha256:00\"\n") {
 		t.Errorf("the user's tables changed:\n%s", data)
 	}
-	if strings.Contains(string(data), "codex_hooks") || !strings.Contains(string(data), "[features]\nweb_search = true\nhooks = true\n") {
-		t.Errorf("the feature flag is not hooks = true beside the user's own, without the deprecated codex_hooks:\n%s", data)
+	if !strings.Contains(string(data), "[features]\nweb_search = true\nhooks = true "+codexMarker+"\n") {
+		t.Errorf("the feature flag is not hooks = true, marked as ours, beside the user's own:\n%s", data)
 	}
 	got := ourCodexTables(t, data)
 	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
@@ -147,16 +146,18 @@ hooks = [{ type = "command", command = "MCPP_CHAT_DB=/old/chat.db /old/bin/mcpp-
 	}
 	data, _ = os.ReadFile(file)
 	got = ourCodexTables(t, data)
-	if got["Stop"] != hook+" --event Stop" || got["server chat"] == "" || got["server chat-again"] != "" {
+	// A second server of ours that is not exactly ours is left, and said.
+	if got["Stop"] != hook+" --event Stop" || got["server chat"] == "" || got["server chat-again"] == "" {
 		t.Errorf("tables after the update: %v\n%s", got, data)
 	}
-	for _, want := range []string{"startup_timeout_sec = 20", `MINE = "kept"`, `MCPP_CHAT_DB = "` + filepath.Join(dir, "chat.db") + `"`,
-		`command = "` + filepath.Join(dir, "bin", "mcpp-chat") + `"`} {
+	for _, want := range []string{"startup_timeout_sec = 20", `MINE = "kept"`, `command = "` + filepath.Join(dir, "bin", "mcpp-chat") + `"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the updated file lacks %q:\n%s", want, data)
 		}
 	}
-	if strings.Contains(string(data), "/old/") {
+	// The install's own database the server finds on its own: the old
+	// variable goes, the person's stays.
+	if strings.Contains(string(data), "/old/") || strings.Contains(string(data), "MCPP_CHAT_DB") {
 		t.Errorf("an old path is left:\n%s", data)
 	}
 }
@@ -175,6 +176,9 @@ func TestSetupCodexWriteRefuses(t *testing.T) {
 		code, _, errs := runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "CODEX_HOME": codexHome}, "codex", "--write")
 		if code != exitError || !strings.Contains(errs, "nothing was written") {
 			t.Errorf("%s: exit %d, stderr %q", name, code, errs)
+		}
+		if n := strings.Count(errs, "again"); n > 1 { // it said "then run this again" twice
+			t.Errorf("%s: the refusal says to run it again %d times: %s", name, n, errs)
 		}
 		if data, _ := os.ReadFile(file); string(data) != config {
 			t.Errorf("%s: the file changed:\n%s", name, data)
@@ -205,9 +209,8 @@ func TestSetupCodexRemove(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	data, _ := os.ReadFile(file)
-	want := strings.Replace(userCodexConfig, "codex_hooks = true\n", "", 1)
-	if string(data) != want {
-		t.Errorf("--remove left\n%s\nwant\n%s", data, want)
+	if string(data) != userCodexConfig {
+		t.Errorf("--remove left\n%s\nwant\n%s", data, userCodexConfig)
 	}
 	if code, out, _ := runSetupEnv(t, env, "codex", "--remove"); code != 0 || !strings.Contains(out, "nothing changed") {
 		t.Errorf("second run: exit %d\n%s", code, out)
@@ -307,7 +310,7 @@ func TestSetupCodexOnATeamStore(t *testing.T) {
 
 // A team store chosen by MCPP_CHAT_STORE reaches Codex's server only
 // through the table's env — unless the URL holds a password, which setup
-// does not print: it says to put the URL in storage.url instead.
+// does not write: it refuses, saying to put the URL in storage.url.
 func TestSetupCodexOnATeamStoreFromTheEnvironment(t *testing.T) {
 	fakeInstall(t, true)
 	store := "postgres://chat@db.example/chat"
@@ -316,8 +319,14 @@ func TestSetupCodexOnATeamStoreFromTheEnvironment(t *testing.T) {
 		t.Errorf("env = %q\n%s", got, out)
 	}
 	secret := "postgres://chat:s3cret@db.example/chat"
-	_, out, _ = runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_STORE": secret}, "codex")
-	if strings.Contains(out, "s3cret") || tomlTable(t, out, "mcp_servers.chat")["env"] != "" || !strings.Contains(out, "storage.url") {
-		t.Errorf("a store URL with a password:\n%s", out)
+	codexHome := t.TempDir()
+	for _, args := range [][]string{{"codex"}, {"codex", "--write"}, {"claude"}, {"hooks"}, {}} {
+		code, out, errs := runSetupEnv(t, map[string]string{"HOME": t.TempDir(), "CODEX_HOME": codexHome, "MCPP_CHAT_STORE": secret}, args...)
+		if code != exitError || strings.Contains(out+errs, "s3cret") || out != "" || !strings.Contains(errs, "storage.url") {
+			t.Errorf("setup %v with a store URL holding a password: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(codexHome, "config.toml")); err == nil {
+		t.Error("setup codex --write wrote a config that reaches another chat")
 	}
 }

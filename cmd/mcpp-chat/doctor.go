@@ -46,12 +46,14 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
 	exe, hook := thisInstall()
-	want := hookWant{hook: hook, store: in.paths.Store, env: getenv}
+	b := newBuilds(ctx)
+	want := hookWant{hook: hook, store: in.paths.Store, env: getenv, builds: b}
 	for _, ok := range []bool{
 		checkCheckout(stdout, in.paths),
 		checkPermissions(stdout, in.paths, exe, hook),
+		checkTracked(ctx, stdout, in.paths),
 		checkVersions(ctx, stdout, hook),
-		checkRegistrations(stdout, in, exe, getenv),
+		checkRegistrations(stdout, in, exe, getenv, b),
 		claudeSettings(getenv, *settingsFile) == "" || checkHooks(stdout, claudeSettings(getenv, *settingsFile), *settingsFile != "", want),
 		checkCodexHooks(stdout, getenv, want),
 	} {
@@ -126,7 +128,8 @@ users could write or read; the hook binary's build; where the server is register
 (~/.claude.json, the repository's .mcp.json, ~/.codex/config.toml) and whether that
 runs this binary on this database; whether the Claude Code hooks in the settings file
 would load and run this install's hook on this database, and whether the idle wake is
-among them; the same for the hooks in Codex's config.toml. Exits 1 on any warning.
+among them; the same for the hooks in Codex's config.toml; a token or cache of
+messages git tracks. Exits 1 on any warning.
 Reads only: it changes nothing.`
 
 // thisInstall is this binary and the hook binary beside it, symlinks

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
 )
 
@@ -143,7 +145,9 @@ func TestDoctorChecksTheRegistration(t *testing.T) {
 		// Codex passes no MCPP_CHAT_DB from the shell: without env the
 		// server opens the install's own database.
 		"Codex (" + filepath.Join(home, ".codex", "config.toml") + "): its server opens the database " + filepath.Join(dir, "chat.db"),
-		"replace the [mcp_servers.bare] table with what `" + invocation(func(string) string { return "" }) + " setup codex` prints",
+		"delete the [mcp_servers.bare] table, then run: " + invocation(func(string) string { return "" }) + " setup codex --write",
+		// claude mcp add refuses a name that is taken: the advice removes it first.
+		"run: claude mcp remove --scope local chat-local, then the line `" + invocation(func(string) string { return "" }) + " setup claude` prints",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
@@ -348,5 +352,92 @@ func TestDoctorSaysWhetherTheIdleWakeIsInstalled(t *testing.T) {
 	code, out = doctor(home, current)
 	if code != exitOK || !strings.Contains(out, "idle wake:   not installed") || !strings.Contains(out, "setup hooks --write") {
 		t.Errorf("without the idle wake: exit %d\n%s", code, out)
+	}
+}
+
+// A member's token, the hook's cache of excerpts and a SQLite team hub's
+// tokens, kept in a checkout that is the module folder, must not be
+// committed: doctor warns of each one git tracks, with the command that
+// stops it, and says nothing of one git only sees.
+func TestDoctorWarnsOfPrivateFilesGitTracks(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	repo := t.TempDir()
+	if out, err := exec.Command(git, "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := config.SaveHub(filepath.Join(repo, "hub.json"), config.Hub{URL: "http://127.0.0.1:1", Token: "mcc_a_b"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "hub-cache", "mesh-gw.json"), "{}", 0o600)
+	writeFile(t, filepath.Join(repo, "chat.db.hub"), "", 0o600)
+	env := map[string]string{"HOME": t.TempDir(), "MCPP_CHAT_HOME": repo, "MCPP_CHAT_WORKSPACE": repo}
+	doctor := func() string {
+		var out bytes.Buffer
+		run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return out.String()
+	}
+	if out := doctor(); strings.Contains(out, "git tracks") {
+		t.Errorf("files git does not track:\n%s", out)
+	}
+	if out, err := exec.Command(git, "-C", repo, "add", "-f", "hub.json", "hub-cache", "chat.db.hub").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	out := doctor()
+	for _, want := range []string{
+		"git tracks " + filepath.Join(repo, "hub.json") + ", this machine's bearer token for the team hub",
+		"git tracks " + filepath.Join(repo, "hub-cache") + ", the hook's cache of message excerpts",
+		"git tracks " + filepath.Join(repo, "chat.db.hub") + ", a team hub's tokens",
+		"run: git -C " + repo + " rm -r --cached hub.json",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// make install PREFIX=… after registering the checkout's bin/: the copy's
+// doctor sees one install — the same build on the same chat — in the
+// server, the hooks and Codex's tables that run bin/, and says nothing of
+// them; an entry of another build it still warns of.
+func TestDoctorTakesTheCheckoutAndItsCopyForOneInstall(t *testing.T) {
+	checkout := fakeInstall(t, true)
+	writeFile(t, filepath.Join(checkout, "bin", "mcpp-chat"), "#!/bin/sh\necho mcpp-chat "+version+"\n", 0o755)
+	home := t.TempDir()
+	setupEnv := map[string]string{"HOME": home}
+	for _, args := range [][]string{{"hooks", "--write"}, {"codex", "--write"}} {
+		if code, out, errs := runSetupEnv(t, setupEnv, args...); code != 0 {
+			t.Fatalf("setup %v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	writeFile(t, filepath.Join(home, ".claude.json"), fmt.Sprintf(`{"mcpServers": {"chat": {"command": %q, "args": ["serve"]}}}`, filepath.Join(checkout, "bin", "mcpp-chat")), 0o600)
+
+	// The copy in PREFIX/bin, which make build's record points at the checkout.
+	prefix := filepath.Join(t.TempDir(), "bin")
+	writeFile(t, filepath.Join(prefix, "mcpp-chat"), "#!/bin/sh\necho mcpp-chat "+version+"\n", 0o755)
+	writeFile(t, filepath.Join(prefix, "mcpp-chat-hook"), "#!/bin/sh\necho mcpp-chat-hook "+version+"\n", 0o755)
+	old, oldCheckout := executable, config.BuildCheckout
+	executable = func() (string, error) { return filepath.Join(prefix, "mcpp-chat"), nil }
+	config.BuildCheckout = checkout
+	t.Cleanup(func() { executable, config.BuildCheckout = old, oldCheckout })
+
+	doctor := func() (int, string) {
+		env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": checkout, "MCPP_CHAT_WORKSPACE": home, "PATH": prefix}
+		var out bytes.Buffer
+		code := run(context.Background(), []string{"doctor"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	code, out := doctor()
+	if code != exitOK || strings.Contains(out, "warning") {
+		t.Errorf("the checkout's bin/ and its copy: exit %d\n%s", code, out)
+	}
+
+	// bin/ rebuilt from another commit: that is another build.
+	writeFile(t, filepath.Join(checkout, "bin", "mcpp-chat-hook"), "#!/bin/sh\necho mcpp-chat-hook v0.1\n", 0o755)
+	code, out = doctor()
+	if code != exitError || !strings.Contains(out, `(another build: "mcpp-chat-hook v0.1", this is `+version+`) — run: mcpp-chat setup hooks --write`) {
+		t.Errorf("another build: exit %d\n%s", code, out)
 	}
 }

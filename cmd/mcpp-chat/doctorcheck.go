@@ -160,3 +160,43 @@ func invocation(getenv func(string) string) string {
 	}
 	return shellQuote(exe)
 }
+
+// trackedFile is a file of a member machine or a team hub that must not
+// go into a commit, and what it holds.
+type trackedFile struct{ path, holds string }
+
+// privateFiles are the files connect and a SQLite team hub keep beside
+// the chat, in the checkout when the checkout is the module folder.
+func privateFiles(paths config.Paths) []trackedFile {
+	return []trackedFile{
+		{paths.Hub, "this machine's bearer token for the team hub"},
+		{filepath.Join(filepath.Dir(paths.Hub), "hub-cache"), "the hook's cache of message excerpts"},
+		{paths.DB + ".hub", "a team hub's tokens"},
+		{paths.DB + ".hub-wal", "a team hub's tokens"},
+		{paths.DB + ".hub-shm", "a team hub's tokens"},
+	}
+}
+
+// checkTracked warns of a private file git tracks: a commit would carry a
+// token or messages wherever the repository goes. Without git, or outside
+// a repository, there is nothing to say.
+func checkTracked(ctx context.Context, w io.Writer, paths config.Paths) bool {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return true
+	}
+	ok := true
+	for _, f := range privateFiles(paths) {
+		ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+		dir, name := filepath.Dir(f.path), filepath.Base(f.path)
+		out, err := exec.CommandContext(ctx, git, "-C", dir, "ls-files", "-z", "--", name).Output()
+		cancel()
+		if err != nil || len(out) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "warning:     git tracks %s, %s: a commit carries it wherever the repository goes — run: git -C %s rm -r --cached %s (the file stays; the checkout's .gitignore ignores it)\n",
+			f.path, f.holds, shellQuote(dir), shellQuote(name))
+		ok = false
+	}
+	return ok
+}

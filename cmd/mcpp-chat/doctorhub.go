@@ -49,8 +49,9 @@ func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
 		fmt.Fprintf(stdout, "token:       refused — %v\n", err)
 		return false
 	}
-	left := time.Until(info.Expires)
-	when := fmt.Sprintf("expires %s (in %s)", info.Expires.Format(time.DateOnly), days(left))
+	now := time.Now()
+	left := info.Expires.Sub(now)
+	when := "expires " + tokenExpiry(info.Expires, now)
 	if left < 7*24*time.Hour {
 		when += " — warning: ask the hub's admin for a new one soon"
 		ok = false
@@ -84,10 +85,25 @@ func hubUnreachable(where, hubFile string, err error) string {
 	return fmt.Sprintf("the team hub at %s does not answer (%s) — check that mcpp-chat hub serve runs there, and that this is its address (%s holds it; mcpp-chat connect URL --token TOKEN saves another)", where, why, hubFile)
 }
 
-// days is a long duration in days, a short one as it is.
-func days(d time.Duration) string {
-	if d >= 48*time.Hour {
-		return fmt.Sprintf("%d days", int(d.Hours()/24))
+// tokenExpiry is when a token ends, as a person reads it: the day and
+// how long until then, and for a token that ends within two days the
+// time of day (UTC) too — a 12-hour token's date alone says nothing.
+func tokenExpiry(expires, now time.Time) string {
+	left := expires.Sub(now)
+	switch {
+	case left <= 0:
+		return expires.UTC().Format("2006-01-02 15:04 UTC") + " (expired)"
+	case left < 48*time.Hour:
+		return fmt.Sprintf("%s (in %s)", expires.UTC().Format("2006-01-02 15:04 UTC"), hoursMinutes(left))
 	}
-	return d.Round(time.Minute).String()
+	return fmt.Sprintf("%s (in %d days)", expires.Format(time.DateOnly), int(left.Hours()/24))
+}
+
+// hoursMinutes is a duration under two days: "11h 59min", "40min".
+func hoursMinutes(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if h := int(d.Hours()); h > 0 {
+		return fmt.Sprintf("%dh %02dmin", h, int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dmin", int(d.Minutes()))
 }

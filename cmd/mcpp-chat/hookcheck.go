@@ -18,9 +18,10 @@ import (
 // hookWant is what this install's hooks should run: its hook binary, on
 // its store.
 type hookWant struct {
-	hook  string
-	store string // sqlite:<file>, or a team store's or hub's URL
-	env   func(string) string
+	hook   string
+	store  string // sqlite:<file>, or a team store's or hub's URL
+	env    func(string) string
+	builds *builds
 }
 
 // maxSettingsBytes bounds the Claude Code settings file doctor reads; a
@@ -52,6 +53,10 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 	var names, wakes []string
 	perEvent := map[string]int{}
 	ok := len(problems) == 0
+	if settings.HooksDisabled(data) {
+		fmt.Fprintf(w, "warning:     %s sets \"disableAllHooks\": true, so Claude Code runs none of its hooks, mcpp-chat's included — set it to false if you want them\n", file)
+		ok = false
+	}
 	for _, e := range entries {
 		h := parseHookLine(e.Command)
 		if !h.ours() {
@@ -144,7 +149,10 @@ func hookProblems(h hookLine, want hookWant) []string {
 	}
 	var out []string
 	if !sameFile(h.prog, want.hook) {
-		out = append(out, fmt.Sprintf("runs %s, not this install's %s — run: %s setup hooks --write", h.prog, want.hook, me))
+		// The checkout's bin/ beside its make install copy is one install.
+		if other := want.builds.other(h.prog, "mcpp-chat-hook"); other != "" {
+			out = append(out, fmt.Sprintf("runs %s, not this install's %s (%s) — run: %s setup hooks --write", h.prog, want.hook, other, me))
+		}
 	}
 	if store := effectiveStore(h.prog, h.env, want.env); store != "" && store != want.store {
 		out = append(out, fmt.Sprintf("reads the %s, not this install's %s — run: %s setup hooks --write (it gives the hook this install's chat)", storeName(store), storeName(want.store), me))

@@ -27,8 +27,8 @@ import (
 )
 
 const hubUsage = `Usage:
-  mcpp-chat hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--max-conns N] [--max-conns-per-addr N]
-  mcpp-chat hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL]
+  mcpp-chat hub serve [--store URL] [--listen 127.0.0.1:8765] [--tls-cert FILE --tls-key FILE] [--insecure-plain-http] [--max-conns N] [--max-conns-per-addr N]
+  mcpp-chat hub token issue --party NAME [--party NAME] --label TEXT [--ttl 90d] [--url HUB_URL] [--new-party]
   mcpp-chat hub token list
   mcpp-chat hub token revoke ID|LABEL
 

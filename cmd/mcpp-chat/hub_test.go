@@ -211,7 +211,7 @@ func TestConnectMakesAMember(t *testing.T) {
 	hubHome := t.TempDir()
 	hubEnv := map[string]string{"HOME": hubHome, "MCPP_CHAT_HOME": hubHome, "MCPP_CHAT_STORE": "sqlite:" + filepath.Join(hubHome, "hub.db")}
 	url := startHubCLI(t, hubEnv)
-	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party")
+	_, out, _ := cli(t, hubEnv, "hub", "token", "issue", "--party", "node-dash", "--label", "laptop", "--new-party", "--ttl", "12h")
 	token := strings.SplitN(out, "\n", 2)[0]
 
 	lap := t.TempDir()
@@ -233,6 +233,11 @@ func TestConnectMakesAMember(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "connected to the team hub "+url) || !strings.Contains(out, "You are node-dash") {
 		t.Fatalf("connect: %d\n%s%s", code, out, errs)
 	}
+	// A 12-hour token: the hour it ends, not its date alone.
+	nearExpiry := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1[12]h \d\dmin\)`)
+	if !nearExpiry.MatchString(out) {
+		t.Errorf("connect does not say the hour the token ends:\n%s", out)
+	}
 	if info, err := os.Stat(hubFile); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("hub.json: %v %v", info, err)
 	}
@@ -247,6 +252,9 @@ func TestConnectMakesAMember(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
+	}
+	if !nearExpiry.MatchString(out) {
+		t.Errorf("doctor does not say the hour the token ends:\n%s", out)
 	}
 	if strings.Contains(out, token) {
 		t.Errorf("doctor shows the token:\n%s", out)

@@ -66,10 +66,11 @@ Usage:
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
-  mcpp-chat setup [claude|codex|mcpp|hooks] [--wake] [--write|--remove] [--settings FILE]
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--no-wake] [--write|--remove] [--settings FILE]
                                        print the snippet that connects each client;
-                                       --write merges the hooks into ~/.claude/settings.json,
-                                       --remove takes them out
+                                       --write merges the hooks into ~/.claude/settings.json
+                                       (setup codex --write: Codex's config), --remove takes
+                                       them out
   mcpp-chat parties [list|move|forget|reset-cursor] ...
                                        for you, not agents: list the parties with their folder
                                        and last activity, move one to a new folder, forget one,

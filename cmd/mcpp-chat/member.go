@@ -82,7 +82,7 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 		return fail(exitError, err)
 	}
 	fmt.Fprintf(stdout, "connected to the team hub %s: token %s (%s) acts for %s until %s; saved in %s\n",
-		c.Where(), info.ID, info.Label, strings.Join(info.Parties, ", "), info.Expires.Format(time.DateOnly), in.paths.Hub)
+		c.Where(), info.ID, info.Label, strings.Join(info.Parties, ", "), tokenExpiry(info.Expires, time.Now()), in.paths.Hub)
 	if c.Party != in.party.Name {
 		fmt.Fprintf(stdout, "note: this folder's party, %s, is not one of the token's: sessions here would be refused — run them in %s's repository, or ask for a token for %s\n",
 			in.party.Name, strings.Join(info.Parties, " or "), in.party.Name)

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/mcpp/mcpp-chat/internal/codexconfig"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/redact"
 )
@@ -28,6 +27,9 @@ type registration struct {
 	// onlyItsEnv: the client passes the server its table's env and a few
 	// basics, not the user's shell (Codex).
 	onlyItsEnv bool
+	// scope is the Claude Code scope it is registered in: user, local
+	// (folder names the project) or project (in folder's .mcp.json).
+	scope, folder string
 }
 
 // mcpServer is a server entry as Claude Code's files write it.
@@ -55,10 +57,10 @@ func claudeRegistrations(getenv func(string) string, root string) (found []regis
 			} `json:"projects"`
 		}
 		if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &doc) == nil {
-			found = append(found, ours(doc.MCPServers, "Claude Code, user scope ("+file+")")...)
+			found = append(found, ours(doc.MCPServers, "Claude Code, user scope ("+file+")", "user", "")...)
 			for dir := root; ; dir = filepath.Dir(dir) {
 				if p, ok := doc.Projects[dir]; ok {
-					found = append(found, ours(p.MCPServers, "Claude Code, local scope for "+dir+" ("+file+")")...)
+					found = append(found, ours(p.MCPServers, "Claude Code, local scope for "+dir+" ("+file+")", "local", dir)...)
 				}
 				if dir == filepath.Dir(dir) {
 					break
@@ -72,7 +74,7 @@ func claudeRegistrations(getenv func(string) string, root string) (found []regis
 		MCPServers map[string]mcpServer `json:"mcpServers"`
 	}
 	if data, err := os.ReadFile(project); err == nil && json.Unmarshal(data, &doc) == nil {
-		found = append(found, ours(doc.MCPServers, "Claude Code, project scope ("+project+")")...)
+		found = append(found, ours(doc.MCPServers, "Claude Code, project scope ("+project+")", "project", root)...)
 	}
 	return found, looked
 }
@@ -97,7 +99,7 @@ func homeDir(getenv func(string) string) string {
 	return home
 }
 
-func ours(servers map[string]mcpServer, where string) []registration {
+func ours(servers map[string]mcpServer, where, scope, folder string) []registration {
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
@@ -107,30 +109,29 @@ func ours(servers map[string]mcpServer, where string) []registration {
 	for _, name := range names {
 		s := servers[name]
 		if isOurServer(s.Command, s.Args) {
-			out = append(out, registration{where: where, name: name, command: s.Command, args: s.Args, env: s.Env})
+			out = append(out, registration{where: where, name: name, command: s.Command, args: s.Args, env: s.Env, scope: scope, folder: folder})
 		}
 	}
 	return out
 }
 
 // codexRegistrations finds mcpp-chat in Codex's config.toml
-// ($CODEX_HOME/config.toml or ~/.codex/config.toml).
-func codexRegistrations(getenv func(string) string) (found []registration, looked string) {
-	dir := getenv("CODEX_HOME")
-	if dir == "" {
-		if home := homeDir(getenv); home != "" {
-			dir = filepath.Join(home, ".codex")
-		}
+// ($CODEX_HOME/config.toml or ~/.codex/config.toml), read by the TOML
+// parser Codex's edits are judged by; problem says why the file cannot be
+// read (Codex would refuse it too).
+func codexRegistrations(getenv func(string) string) (found []registration, looked, problem string) {
+	file := codexConfigFile(getenv)
+	if file == "" {
+		return nil, "", ""
 	}
-	if dir == "" {
-		return nil, ""
-	}
-	file := filepath.Join(dir, "config.toml")
-	data, err := os.ReadFile(file)
+	data, err := config.ReadSmallFile(file, maxSettingsBytes)
 	if err != nil {
-		return nil, file
+		return nil, file, ""
 	}
-	servers := codexServers(data)
+	servers, err := codexServers(data)
+	if err != nil {
+		return nil, file, fmt.Sprintf("%s is %v: Codex does not start with it — fix it", file, err)
+	}
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
@@ -142,119 +143,55 @@ func codexRegistrations(getenv func(string) string) (found []registration, looke
 			found = append(found, registration{where: "Codex (" + file + ")", name: name, command: s.Command, args: s.Args, env: s.Env, onlyItsEnv: true})
 		}
 	}
-	return found, file
+	return found, file, ""
 }
 
-// codexServers reads the [mcp_servers.NAME] tables of a Codex config: the
-// command, args and env keys (env inline, or as [mcp_servers.NAME.env]),
-// each value on one line, as Codex's documentation and `setup codex` write
-// them. It is no TOML parser: doctor only needs to recognise our entry.
-func codexServers(data []byte) map[string]*mcpServer {
+// codexServers are the [mcp_servers.NAME] tables of a Codex config, in
+// whatever form TOML allows: their command, args and env.
+func codexServers(data []byte) (map[string]*mcpServer, error) {
+	doc, err := codexconfig.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	all, _ := doc["mcp_servers"].(map[string]any)
 	out := map[string]*mcpServer{}
-	var cur *mcpServer
-	inEnv := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			cur, inEnv = nil, false
-			table := strings.Trim(line, "[] ")
-			name, ok := strings.CutPrefix(table, "mcp_servers.")
-			if !ok {
-				continue
-			}
-			name, inEnv = strings.CutSuffix(name, ".env")
-			name = strings.Trim(name, `"'`)
-			if out[name] == nil {
-				out[name] = &mcpServer{Env: map[string]string{}}
-			}
-			cur = out[name]
-			continue
-		}
-		key, value, ok := strings.Cut(line, "=")
-		if cur == nil || !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, value = strings.Trim(strings.TrimSpace(key), `"'`), strings.TrimSpace(value)
-		switch {
-		case inEnv:
-			cur.Env[key] = tomlString(value)
-		case key == "command":
-			cur.Command = tomlString(value)
-		case key == "args":
-			cur.Args = tomlStrings(strings.Trim(value, "[]"))
-		case key == "env":
-			for _, kv := range splitOutsideQuotes(strings.Trim(value, "{} "), ',') {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					cur.Env[strings.Trim(strings.TrimSpace(k), `"'`)] = tomlString(strings.TrimSpace(v))
-				}
+	for name, v := range all {
+		t, _ := v.(map[string]any)
+		s := &mcpServer{Env: stringMap(t["env"])}
+		s.Command, _ = t["command"].(string)
+		args, _ := t["args"].([]any)
+		for _, a := range args {
+			if a, ok := a.(string); ok {
+				s.Args = append(s.Args, a)
 			}
 		}
+		out[name] = s
 	}
-	return out
-}
-
-// tomlString is the value of a one-line TOML string ("basic" or 'literal').
-func tomlString(v string) string {
-	v = strings.TrimSpace(v)
-	if strings.HasPrefix(v, "'") {
-		return strings.Trim(v, "'")
-	}
-	if s, err := strconv.Unquote(v); err == nil {
-		return s
-	}
-	return strings.Trim(v, `"`)
-}
-
-func tomlStrings(list string) []string {
-	var out []string
-	for _, v := range splitOutsideQuotes(list, ',') {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, tomlString(v))
-		}
-	}
-	return out
-}
-
-// splitOutsideQuotes splits s at sep where sep is not inside quotes.
-func splitOutsideQuotes(s string, sep byte) []string {
-	var out []string
-	quote, start := byte(0), 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quote != 0 && c == '\\' && quote == '"':
-			i++
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == 0 && (c == '"' || c == '\''):
-			quote = c
-		case quote == 0 && c == sep:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
+	return out, nil
 }
 
 // checkRegistrations says where mcpp-chat is registered and warns about an
 // entry that would not run, or would run another binary or open another
 // database than this install. It returns false when something is wrong.
-func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string) bool {
+func checkRegistrations(w io.Writer, in install, exe string, getenv func(string) string, b *builds) bool {
 	found, looked := claudeRegistrations(getenv, in.party.Root)
-	codex, codexFile := codexRegistrations(getenv)
+	codex, codexFile, problem := codexRegistrations(getenv)
 	found = append(found, codex...)
 	if codexFile != "" {
 		looked = append(looked, codexFile)
 	}
+	if problem != "" {
+		fmt.Fprintf(w, "warning:     %s\n", problem)
+	}
 	if len(found) == 0 {
 		me := invocation(getenv)
 		fmt.Fprintf(w, "registered:  nowhere (looked in %s) — to connect Claude Code run the line `%s setup claude` prints; for Codex, `%s setup codex`\n", strings.Join(looked, ", "), me, me)
-		return true
+		return problem == ""
 	}
-	ok := true
+	ok := problem == ""
 	for _, r := range found {
 		fmt.Fprintf(w, "registered:  %q in %s: %s %s\n", r.name, r.where, r.command, strings.Join(r.args, " "))
-		for _, p := range r.problems(in, exe, getenv) {
+		for _, p := range r.problems(in, exe, getenv, b) {
 			fmt.Fprintf(w, "warning:     %s\n", p)
 			ok = false
 		}
@@ -263,18 +200,19 @@ func checkRegistrations(w io.Writer, in install, exe string, getenv func(string)
 }
 
 // problems lists what is wrong with a registration, each with its fix.
-func (r registration) problems(in install, exe string, getenv func(string) string) []string {
+// Another binary than this one is fine when it is this install all the
+// same — the checkout's bin/ beside a copy make install PREFIX=… made:
+// the same build, on the same chat.
+func (r registration) problems(in install, exe string, getenv func(string) string, b *builds) []string {
 	var out []string
-	me := invocation(getenv)
-	fix := "run `" + me + " setup claude` and replace the entry with what it prints"
-	if r.onlyItsEnv {
-		fix = "replace the [mcp_servers." + r.name + "] table with what `" + me + " setup codex` prints"
-	}
-	if problem := runnable(r.command, me); problem != "" {
+	fix := r.fix(invocation(getenv))
+	if problem := runnable(r.command, invocation(getenv)); problem != "" {
 		return append(out, fmt.Sprintf("%s: the server %s — %s", r.where, problem, fix))
 	}
 	if !sameFile(r.command, exe) {
-		out = append(out, fmt.Sprintf("%s runs %s, not this install's %s — %s", r.where, r.command, exe, fix))
+		if other := b.other(r.command, "mcpp-chat"); other != "" {
+			out = append(out, fmt.Sprintf("%s runs %s, not this install's %s (%s) — %s", r.where, r.command, exe, other, fix))
+		}
 	}
 	if store := r.store(getenv); store != "" && store != in.paths.Store {
 		out = append(out, fmt.Sprintf("%s: its server opens the %s, not this install's %s: those sessions would not see these — %s", r.where, storeName(store), storeName(in.paths.Store), fix))
@@ -282,14 +220,57 @@ func (r registration) problems(in install, exe string, getenv func(string) strin
 	return out
 }
 
-// store is the store the registered server would open: what that binary
-// finds with its env's variables over the environment the client gives it
-// ("" when it cannot be told).
-func (r registration) store(getenv func(string) string) string {
-	env := getenv
-	if r.onlyItsEnv {
-		env = withoutOurVariables(getenv)
+// fix is how to replace the entry with this install's, as a command that
+// works: `claude mcp add` refuses a name that is taken, so the entry goes
+// first.
+func (r registration) fix(me string) string {
+	switch {
+	case r.onlyItsEnv && r.name == "chat":
+		return "run: " + me + " setup codex --write (it updates that table)"
+	case r.onlyItsEnv:
+		return "delete the [mcp_servers." + r.name + "] table, then run: " + me + " setup codex --write"
+	case r.scope == "project":
+		return "set its command (and env) in " + filepath.Join(r.folder, ".mcp.json") + " to what `" + me + " setup claude` prints"
+	case r.scope == "local":
+		return "in " + r.folder + " run: claude mcp remove --scope local " + shellQuote(r.name) + ", then the line `" + me + " setup claude` prints"
 	}
+	return "run: claude mcp remove --scope user " + shellQuote(r.name) + ", then the line `" + me + " setup claude` prints"
+}
+
+// builds remembers, for one doctor run, what each program of ours at
+// another path says it is (its --version).
+type builds struct {
+	ctx  context.Context
+	seen map[string]string
+}
+
+func newBuilds(ctx context.Context) *builds { return &builds{ctx: ctx, seen: map[string]string{}} }
+
+// other says how the program at prog (mcpp-chat or mcpp-chat-hook, by
+// name) differs from this build, "" when it is this build.
+func (b *builds) other(prog, name string) string {
+	if b == nil {
+		b = newBuilds(context.Background())
+	}
+	says, ok := b.seen[prog]
+	if !ok {
+		says = versionOf(b.ctx, prog, "--version")
+		b.seen[prog] = says
+	}
+	switch says {
+	case name + " " + version:
+		return ""
+	case "":
+		return "it does not say its version"
+	}
+	return fmt.Sprintf("another build: %q, this is %s", says, version)
+}
+
+// store is the store the registered server would open when its client
+// starts it: with its env's variables, HOME and PATH, and nothing else of
+// the user's — Codex passes a server no other variable of theirs, and
+// Claude Code only what launched it ("" when it cannot be told).
+func (r registration) store(getenv func(string) string) string {
 	prog := r.command
 	if !strings.Contains(prog, "/") {
 		found, err := exec.LookPath(prog)
@@ -298,19 +279,14 @@ func (r registration) store(getenv func(string) string) string {
 		}
 		prog = found
 	}
-	return effectiveStore(prog, r.env, env)
+	return effectiveStore(prog, r.env, getenv)
 }
 
-// effectiveStore is the store a program of ours opens with the variables
-// vars set over env: sqlite:<file>, a team store's or a hub's URL.
+// effectiveStore is the store a program of ours opens when a client
+// starts it with the variables vars: sqlite:<file>, a team store's or a
+// hub's URL ("" when it cannot be told).
 func effectiveStore(prog string, vars map[string]string, env func(string) string) string {
-	lookup := func(k string) string {
-		if v, ok := vars[k]; ok {
-			return v
-		}
-		return env(k)
-	}
-	paths, _, err := config.Resolve(lookup, prog)
+	paths, _, err := config.Resolve(config.ClientSees(config.Env(env), vars), prog)
 	if err != nil {
 		return ""
 	}

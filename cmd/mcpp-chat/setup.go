@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
@@ -40,30 +42,23 @@ const (
 // one Claude Code marks internal; versions without it ignore it.
 const waiterSummary = "mcpp-chat: a peer is waiting on this session"
 
-// installation is where this binary and its companions live.
+// installation is where this binary and its companions live, and the
+// chat every entry setup prints or writes must open.
 type installation struct {
-	exe       string // this binary, symlinks resolved
-	hook      string // bin/mcpp-chat-hook beside it
-	mcppDir   string // the checkout holding mcpptool.py, "" if none
-	db        string // the database the clients will share
-	dbProblem string
-	// carryDB is set when db is not the one this binary finds on its own
-	// (no MCPP_CHAT_* variables): a client started without the variable
-	// would open another database, so every snippet names it.
-	carryDB bool
-	// hubFile is set on a member machine of a team hub (connect saved
-	// it): what a client must reach is the hub, not a database. A
-	// MCPP_CHAT_DB would even hide the hub (it wins over the saved one),
-	// so the snippets name this file instead, when they name anything.
-	hubFile string
-	// teamStore is a team store on PostgreSQL the chat lives in, "" for
-	// none; storeVar is the variable that gives a client it when the
-	// client would not find it on its own (Codex passes a server only a
-	// few variables), empty when it would; storeNote says why a variable
-	// that chose it cannot be passed on.
-	teamStore string
-	storeVar  [2]string
-	storeNote string
+	exe     string // this binary, symlinks resolved
+	hook    string // bin/mcpp-chat-hook beside it
+	mcppDir string // the checkout holding mcpptool.py, "" if none
+	// chat is the chat as this environment resolves it; problem says why
+	// it is unknown (a broken config).
+	chat    config.Paths
+	problem string
+	// env is what every entry — each client's server, each hook — sets
+	// to open that chat when a client starts it with only HOME and PATH
+	// of the user's (config.EntryEnv); envErr says why no entry can be
+	// given it (a secret setup does not write), and what to do.
+	env    []config.Var
+	envErr error
+	getenv func(string) string
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -77,79 +72,71 @@ func findInstallation(getenv func(string) string) (installation, error) {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook"), mcppDir: mcppModule(exe)}
+	in := installation{exe: exe, hook: filepath.Join(filepath.Dir(exe), "mcpp-chat-hook"), mcppDir: mcppModule(exe), getenv: getenv}
 	paths, _, err := config.Resolve(config.Env(getenv), exe)
 	if err != nil {
-		in.dbProblem = err.Error()
+		in.problem = err.Error()
 		return in, nil
 	}
-	in.db = paths.DB
-	own, _, err := config.Resolve(withoutOurVariables(getenv), exe)
-	in.carryDB = err != nil || own.DB != in.db
-	if config.IsHub(paths.Store) && getenv("MCPP_CHAT_STORE") == "" {
-		in.hubFile = paths.Hub
-		in.carryDB = err != nil || own.Store != paths.Store || own.Hub != paths.Hub
-	}
-	if config.IsPostgres(paths.Store) {
-		in.teamStore = paths.Store
-		if err != nil || own.Store != paths.Store {
-			in.storeVar, in.storeNote = storeVariable(getenv)
-		}
-	}
+	in.chat = paths
+	in.env, in.envErr = config.EntryEnv(config.Env(getenv), exe)
 	return in, nil
 }
 
-// storeVariable is the variable of ours that chose the team store, to pass
-// on to a client that would not find it: MCPP_CHAT_STORE, unless it holds
-// a password (which setup does not print: note says where to put the URL
-// instead), else MCPP_CHAT_CONFIG or MCPP_CHAT_HOME, which lead to a
-// config.yaml that names it.
-func storeVariable(getenv func(string) string) (kv [2]string, note string) {
-	if url := getenv("MCPP_CHAT_STORE"); url != "" {
-		if redact.URL(url) != url {
-			return kv, "MCPP_CHAT_STORE holds a password, which setup does not print: put the URL in storage.url of this install's config.yaml instead, where every client finds it"
-		}
-		return [2]string{"MCPP_CHAT_STORE", url}, ""
+// assignments are the entry's variables as shell words (KEY=value), each
+// followed by a space; "" when it needs none.
+func (in installation) assignments() string {
+	var b strings.Builder
+	for _, v := range in.env {
+		b.WriteString(v.Key + "=" + shellQuote(v.Value) + " ")
 	}
-	for _, k := range []string{"MCPP_CHAT_CONFIG", "MCPP_CHAT_HOME"} {
-		if v := getenv(k); v != "" {
-			if abs, err := filepath.Abs(v); err == nil {
-				v = abs
-			}
-			return [2]string{k, v}, ""
-		}
-	}
-	return kv, ""
+	return b.String()
 }
 
-// withoutOurVariables is the environment a client gives a server or hook
-// that was registered without any MCPP_CHAT_* variable, as far as they
-// decide which database it opens.
-func withoutOurVariables(getenv func(string) string) config.Env {
-	return func(key string) string {
-		if strings.HasPrefix(key, "MCPP_CHAT_") {
-			return ""
+// envKeys names the entry's variables: "MCPP_CHAT_DB".
+func (in installation) envKeys() string {
+	keys := make([]string, len(in.env))
+	for i, v := range in.env {
+		keys[i] = v.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// ownsHook reports a hook command of ours this install may change or
+// take out: it runs mcpp-chat's hook and reads this install's chat, or a
+// chat also names (Codex: the one our server table pointed at), or cannot
+// run at all (its program is gone). A hook of ours that runs on another
+// chat is the person's own — a team hub's beside a personal chat — and is
+// left as it is.
+func (in installation) ownsHook(h hookLine, also ...string) bool {
+	if !h.ours() {
+		return false
+	}
+	store, dead := in.hookStore(h)
+	if dead || store == "" || in.problem != "" {
+		return true
+	}
+	return store == in.chat.Store || slices.Contains(also, store)
+}
+
+// hookStore is the store a hook command of ours opens when a client runs
+// it (the variables it sets, HOME and PATH); dead when it cannot run.
+func (in installation) hookStore(h hookLine) (store string, dead bool) {
+	if strings.ContainsAny(h.prog, "$`") {
+		return "", false // a variable the client's shell expands: cannot be told here
+	}
+	if runnable(h.prog, "mcpp-chat") != "" {
+		return "", true
+	}
+	prog := h.prog
+	if !strings.Contains(prog, "/") {
+		found, err := exec.LookPath(prog)
+		if err != nil {
+			return "", true
 		}
-		return getenv(key)
+		prog = found
 	}
-}
-
-// dbAssignment is the MCPP_CHAT_DB=<path> word (quoted for a shell) that
-// gives a client this install's database, "" when it needs none.
-func (in installation) dbAssignment() string {
-	if !in.carryDB || in.db == "" {
-		return ""
-	}
-	return in.storeAssignment()
-}
-
-// storeAssignment is the word that gives a client this install's chat:
-// MCPP_CHAT_DB=<path>, or on a member machine MCPP_CHAT_HUB_FILE=<path>.
-func (in installation) storeAssignment() string {
-	if in.hubFile != "" {
-		return "MCPP_CHAT_HUB_FILE=" + shellQuote(in.hubFile)
-	}
-	return "MCPP_CHAT_DB=" + shellQuote(in.db)
+	return effectiveStore(prog, h.env, in.getenv), false
 }
 
 // mcppModule is the checkout an mcpp host loads: the one holding this
@@ -201,15 +188,20 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if code, ok := checkSetupFlags(target, *write, *remove, *wake, *noWake, stderr); !ok {
 		return code
 	}
-	if *remove && target == "codex" {
-		return removeCodex(getenv, stdout, stderr)
-	}
-	if *remove {
-		return removeHooks(*file, getenv, stdout, stderr)
-	}
 	in, err := findInstallation(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
+		return exitError
+	}
+	if *remove && target == "codex" {
+		return removeCodex(in, getenv, stdout, stderr)
+	}
+	if *remove {
+		return removeHooks(in, *file, getenv, stdout, stderr)
+	}
+	if in.envErr != nil && target != "mcpp" {
+		// Every entry printed or written must open this chat.
+		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", in.envErr)
 		return exitError
 	}
 	if *write && target == "codex" {
@@ -305,17 +297,19 @@ setup codex --remove takes them out again.`
 func printHeader(w io.Writer, in installation) {
 	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)
 	switch {
-	case in.dbProblem != "":
-		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.dbProblem)
-	case in.hubFile != "":
-		fmt.Fprintf(w, "# chat: the team hub saved in %s (mcpp-chat connect) — every client below uses it\n", in.hubFile)
-	case in.teamStore != "":
-		fmt.Fprintf(w, "# chat: the team store %s — every client below reaches it\n", redact.URL(in.teamStore))
-	case in.carryDB:
-		fmt.Fprintf(w, "# database: %s — not this binary's own default, so every snippet below\n", in.db)
-		fmt.Fprintln(w, "# names it (MCPP_CHAT_DB) and every client shares it")
+	case in.problem != "":
+		fmt.Fprintf(w, "# database: unknown until the config is fixed: %s\n", in.problem)
+	case config.IsHub(in.chat.Store):
+		fmt.Fprintf(w, "# chat: the team hub %s, saved in %s (mcpp-chat connect)\n", redact.URL(in.chat.Store), in.chat.Hub)
+	case config.IsPostgres(in.chat.Store):
+		fmt.Fprintf(w, "# chat: the team store %s\n", redact.URL(in.chat.Store))
 	default:
-		fmt.Fprintf(w, "# database: %s — every client below shares it (MCPP_CHAT_DB overrides)\n", in.db)
+		fmt.Fprintf(w, "# database: %s\n", in.chat.DB)
+	}
+	if in.problem == "" && len(in.env) > 0 {
+		fmt.Fprintf(w, "# A client would not find this chat on its own: every snippet below names it (%s).\n", in.envKeys())
+	} else if in.problem == "" {
+		fmt.Fprintln(w, "# Every client below finds this chat on its own.")
 	}
 	fmt.Fprintln(w, "# Paste the snippet for your client; `mcpp-chat demo` shows two repositories talking.")
 }
@@ -323,33 +317,32 @@ func printHeader(w io.Writer, in installation) {
 func printClaude(w io.Writer, in installation) {
 	fmt.Fprintln(w, "# Claude Code: register the server once for every project on this host")
 	env := ""
-	if a := in.dbAssignment(); a != "" {
+	if len(in.env) > 0 {
 		// After the name: claude's -e takes every word up to the next
 		// option, so before the name it would take the name too.
-		what := "this install's database"
-		if in.hubFile != "" {
-			what = "this machine's team hub"
+		fmt.Fprintln(w, "# (-e gives the server this install's chat, which it would not find on its own)")
+		for _, v := range in.env {
+			env += " -e " + v.Key + "=" + shellQuote(v.Value)
 		}
-		fmt.Fprintf(w, "# (-e gives the server %s, which it would not find on its own)\n", what)
-		env = " -e " + a
 	}
 	fmt.Fprintf(w, "claude mcp add --scope user chat%s -- %s serve\n", env, shellQuote(in.exe))
 }
 
 func printMCPP(w io.Writer, in installation) {
+	start := strings.TrimSpace(in.assignments())
 	if in.mcppDir == "" {
 		fmt.Fprintln(w, "# mcpp host: the module is a source checkout of mcpp-chat (the folder holding mcpptool.py);")
 		fmt.Fprintln(w, "# this binary is not inside one. In the host's tools.yaml:")
 		fmt.Fprintln(w, "#   modules:")
 		fmt.Fprintln(w, "#     - path: /path/to/mcpp-chat   # then run `make build` there")
-		if in.db != "" {
-			fmt.Fprintf(w, "# To share this install's chat, start the host with %s\n", in.storeAssignment())
+		if start != "" {
+			fmt.Fprintf(w, "# To share this install's chat, start the host with %s\n", start)
 		}
 		return
 	}
 	fmt.Fprintln(w, "# mcpp host: add the module to the host's tools.yaml")
-	if a := in.dbAssignment(); a != "" {
-		fmt.Fprintf(w, "# and start the host with %s (the module's bridge passes it on)\n", a)
+	if start != "" {
+		fmt.Fprintf(w, "# and start the host with %s (the module's bridge passes it on)\n", start)
 	}
 	fmt.Fprintln(w, "modules:")
 	fmt.Fprintf(w, "  - path: %s\n", yamlScalar(in.mcppDir))
@@ -396,28 +389,21 @@ func waiterHook(in installation) settings.Hook {
 		Timeout: waiterTimeout + waiterGrace, AsyncRewake: true, RewakeSummary: waiterSummary, Match: ourWaiter(in)}
 }
 
-// hookCommand runs this install's hook for event, on this install's
-// database: the MCPP_CHAT_DB=... prefix is there when the hook would not
-// find that database on its own.
+// hookCommand runs this install's hook for event on this install's chat:
+// the variables that give it the chat come first (KEY=value words).
 func hookCommand(in installation, event string) string {
-	return hookPrefix(in) + shellQuote(in.hook) + " --event " + event
-}
-
-func hookPrefix(in installation) string {
-	if a := in.dbAssignment(); a != "" {
-		return a + " "
-	}
-	return ""
+	return in.assignments() + shellQuote(in.hook) + " --event " + event
 }
 
 // ourHook recognises our synchronous hook for event in any form we have
-// printed — at any path (a moved checkout), with or without a database
-// prefix (VAR=value or env VAR=value) — but not the --wait waiter, and
-// makes it this install's command.
+// printed — at any path (a moved checkout), with or without variables
+// before it (VAR=value or env VAR=value) — on this install's chat or on
+// none that runs (ownsHook), but not the --wait waiter, and makes it this
+// install's command.
 func ourHook(in installation, event string) func(string) (string, bool) {
 	return func(cmd string) (string, bool) {
 		h := parseHookLine(cmd)
-		if !h.ours() || h.waits() || (h.event() != event && h.event() != "") {
+		if !in.ownsHook(h) || h.waits() || (h.event() != event && h.event() != "") {
 			return "", false
 		}
 		return hookCommand(in, event), true
@@ -425,19 +411,19 @@ func ourHook(in installation, event string) func(string) (string, bool) {
 }
 
 // ourWaiter recognises the idle wake's waiter in any form and points it
-// at this install and database, keeping its own arguments (a user may have
+// at this install and chat, keeping its own arguments (a user may have
 // set another --timeout, with Claude Code's timeout to match).
 func ourWaiter(in installation) func(string) (string, bool) {
 	return func(cmd string) (string, bool) {
 		h := parseHookLine(cmd)
-		if !h.ours() || !h.waits() || (h.event() != "Stop" && h.event() != "") {
+		if !in.ownsHook(h) || !h.waits() || (h.event() != "Stop" && h.event() != "") {
 			return "", false
 		}
 		words := []string{shellQuote(in.hook)}
 		for _, a := range h.args {
 			words = append(words, shellQuote(a))
 		}
-		return hookPrefix(in) + strings.Join(words, " "), true
+		return in.assignments() + strings.Join(words, " "), true
 	}
 }
 
@@ -477,6 +463,7 @@ func writeHooks(in installation, wake wakeChoice, file string, getenv func(strin
 		}
 	}
 	reportWrite(stdout, file, backup, changed(changes), "already has every hook")
+	reportLeft(stdout, in, file)
 	if note := wake.claude.wakeNote(); wake.wanted && note != "" {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %s", note)
 		if wake.claude.older() {
@@ -487,13 +474,14 @@ func writeHooks(in installation, wake wakeChoice, file string, getenv func(strin
 	return exitOK
 }
 
-// removeHooks takes every mcpp-chat hook out of the settings file.
-func removeHooks(file string, getenv func(string) string, stdout, stderr io.Writer) int {
+// removeHooks takes this install's hooks out of the settings file: those
+// on its chat, and those that cannot run any more (ownsHook).
+func removeHooks(in installation, file string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if file = claudeSettings(getenv, file); file == "" {
 		fmt.Fprintf(stderr, "mcpp-chat setup: cannot find your home folder — pass --settings FILE\n")
 		return exitUsage
 	}
-	changes, backup, deleted, err := settings.RemoveFile(file, func(_, cmd string) bool { return parseHookLine(cmd).ours() })
+	changes, backup, deleted, err := settings.RemoveFile(file, func(_, cmd string) bool { return in.ownsHook(parseHookLine(cmd)) })
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
@@ -506,7 +494,28 @@ func removeHooks(file string, getenv func(string) string, stdout, stderr io.Writ
 		return exitOK
 	}
 	reportWrite(stdout, file, backup, len(changes) > 0, "has no mcpp-chat hooks")
+	reportLeft(stdout, in, file)
 	return exitOK
+}
+
+// reportLeft says what setup left as the person has it in a settings
+// file, and what it means: hooks of ours on another chat that works (a
+// team hub's beside a personal chat's), and hooks turned off as a whole.
+func reportLeft(w io.Writer, in installation, file string) {
+	data, err := config.ReadSmallFile(file, maxSettingsBytes)
+	if err != nil {
+		return
+	}
+	entries, _ := settings.Inspect(data)
+	for _, e := range entries {
+		if h := parseHookLine(e.Command); h.ours() && !in.ownsHook(h) {
+			store, _ := in.hookStore(h)
+			fmt.Fprintf(w, "left as it is: %s runs mcpp-chat's hook on the %s, another chat's — setup hooks --remove run for that chat takes it out\n", e.Where, storeName(store))
+		}
+	}
+	if settings.HooksDisabled(data) {
+		fmt.Fprintf(w, "left as it is: %s sets \"disableAllHooks\": true, so Claude Code runs none of its hooks, these included — set it to false if you want them\n", file)
+	}
 }
 
 func reportWrite(w io.Writer, file, backup string, wrote bool, unchanged string) {

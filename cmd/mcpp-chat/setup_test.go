@@ -116,7 +116,7 @@ func TestSetupPrintsEachSnippetWithAbsolutePaths(t *testing.T) {
 		"modules:\n  - path: \"" + dir + "\"\n",
 		hook + " --event SessionStart",
 		"--no-wake leaves it out", "xperimental", hook + " --event Stop --wait --timeout 3600",
-		"# database: " + filepath.Join(dir, "chat.db") + " — every client below shares it",
+		"# database: " + filepath.Join(dir, "chat.db") + "\n# Every client below finds this chat on its own.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("setup output lacks %q:\n%s", want, out)
@@ -436,9 +436,9 @@ func tomlTable(t *testing.T, text, name string) map[string]string {
 }
 
 // A plain `codex exec` runs with approval policy "never": without the
-// approval line it refuses every chat call. And Codex passes the server
-// only a few variables plus the table's env: the database must be there.
-func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
+// approval line it refuses every chat call. The install's own database
+// the server finds on its own, from where the binary is: no env.
+func TestSetupCodexApprovesTheTools(t *testing.T) {
 	dir := fakeInstall(t, true)
 	home := t.TempDir()
 	_, out, _ := runSetup(t, home, "codex")
@@ -447,7 +447,6 @@ func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
 		"command":                     `"` + filepath.Join(dir, "bin", "mcpp-chat") + `"`,
 		"args":                        `["serve"]`,
 		"default_tools_approval_mode": `"approve"`,
-		"env":                         `{ MCPP_CHAT_DB = "` + filepath.Join(dir, "chat.db") + `" }`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("setup codex table = %v\nwant %v\n%s", got, want, out)
@@ -464,7 +463,7 @@ func TestSetupCodexApprovesAndNamesTheDatabase(t *testing.T) {
 			t.Errorf("the README's Codex table lacks %s", k)
 		}
 	}
-	if len(shown) != len(want) || shown["default_tools_approval_mode"] != `"approve"` || !strings.Contains(shown["env"], "MCPP_CHAT_DB = ") {
+	if len(shown) != len(want) || shown["default_tools_approval_mode"] != `"approve"` {
 		t.Errorf("the README's Codex table = %v", shown)
 	}
 }

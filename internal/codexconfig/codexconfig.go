@@ -1,12 +1,17 @@
 // Package codexconfig reads and edits a Codex config.toml table by table,
-// keeping every line it does not replace as the user, or Codex itself,
-// wrote it (Codex adds its own tables there: the hooks' trust). It is no
-// TOML parser: it knows where tables begin, skipping multi-line strings
-// and arrays, and reads single-line keys and strings, which is how Codex's
-// documentation and mcpp-chat's setup write the tables it looks for.
+// keeping every line it does not replace as the person, or Codex itself,
+// wrote it (Codex adds its own tables there: the hooks' trust) — byte for
+// byte: comments, spacing, a byte order mark, CRLF line ends. The line
+// editor knows where tables begin, skipping multi-line strings and arrays,
+// and reads single-line keys and strings, which is how Codex's
+// documentation and mcpp-chat's setup write the tables it looks for. A real
+// TOML parser is the judge of every edit (Decode, Check): a file it cannot
+// read is refused, and an edit must leave a file it reads, with every key
+// outside what the edit meant to change as it was.
 package codexconfig
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,38 +26,124 @@ type Block struct {
 	Path []string
 	// Array is a [[header]]: one element of an array of tables.
 	Array bool
-	// Lines are the block's lines, its header first, without line ends.
+	// Lines are the block's lines, its header first, without their "\n"
+	// (a CRLF line keeps its "\r").
 	Lines []string
+	// cr: lines added to the block end in "\r\n", as most of the file's do.
+	cr bool
 }
 
 // Name is the table's dotted name.
 func (b Block) Name() string { return strings.Join(b.Path, ".") }
 
-// Parse splits a config file into blocks. Joining them with Format gives
-// back the same bytes.
-func Parse(data []byte) []Block {
-	text := string(data)
-	text = strings.TrimSuffix(text, "\n")
+// File is a config file as blocks, with what lies around them.
+type File struct {
+	Blocks []Block
+	bom    bool   // it starts with a UTF-8 byte order mark
+	cr     bool   // most of its lines end in "\r\n"
+	last   string // its last line when that has no line end, else ""
+	open   bool
+}
+
+var byteOrderMark = []byte("\ufeff")
+
+// ParseFile splits a config file into blocks. Unchanged, Bytes gives back
+// the same bytes.
+func ParseFile(data []byte) *File {
+	f := &File{bom: bytes.HasPrefix(data, byteOrderMark)}
+	text := string(bytes.TrimPrefix(data, byteOrderMark))
+	f.open = text != "" && !strings.HasSuffix(text, "\n")
 	var lines []string
-	if text != "" || len(data) > 0 {
-		lines = strings.Split(text, "\n")
+	if text != "" {
+		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	}
-	blocks := []Block{{}}
+	crlf := 0
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\r") {
+			crlf++
+		}
+	}
+	f.cr = crlf > len(lines)/2
+	if f.open && f.cr {
+		// Its line end, should lines follow it, is the file's; Bytes takes
+		// it off again while it is last.
+		lines[len(lines)-1] += "\r"
+	}
+	if f.open {
+		f.last = lines[len(lines)-1]
+	}
+	f.Blocks = []Block{{cr: f.cr}}
 	var sc scanner
 	for _, line := range lines {
 		if sc.continuing() {
 			sc.scan(line)
-			blocks[len(blocks)-1].Lines = append(blocks[len(blocks)-1].Lines, line)
+			f.Blocks[len(f.Blocks)-1].Lines = append(f.Blocks[len(f.Blocks)-1].Lines, line)
 			continue
 		}
 		if path, array, ok := header(line); ok {
-			blocks = append(blocks, Block{Path: path, Array: array, Lines: []string{line}})
+			f.Blocks = append(f.Blocks, Block{Path: path, Array: array, Lines: []string{line}, cr: f.cr})
 			continue
 		}
 		sc.scan(line)
-		blocks[len(blocks)-1].Lines = append(blocks[len(blocks)-1].Lines, line)
+		f.Blocks[len(f.Blocks)-1].Lines = append(f.Blocks[len(f.Blocks)-1].Lines, line)
 	}
-	return blocks
+	return f
+}
+
+// Parse splits a config file into blocks (ParseFile, for reading).
+func Parse(data []byte) []Block { return ParseFile(data).Blocks }
+
+// Bytes joins the blocks back into a file: its byte order mark, every line
+// with its line end — the last one too, unless the file's last line had
+// none and is still last.
+func (f *File) Bytes() []byte {
+	var b strings.Builder
+	if f.bom {
+		b.Write(byteOrderMark)
+	}
+	var last string
+	for _, bl := range f.Blocks {
+		for _, l := range bl.Lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+			last = l
+		}
+	}
+	out := b.String()
+	if f.open && last == f.last {
+		out = strings.TrimSuffix(out, "\n")
+		if f.cr {
+			out = strings.TrimSuffix(out, "\r")
+		}
+	}
+	return []byte(out)
+}
+
+// Append adds a table at the end, after a blank line: its header (with
+// comment, if any, after it) and a key = value line per key, values raw.
+func (f *File) Append(path []string, array bool, comment string, keys [][2]string) {
+	last := &f.Blocks[len(f.Blocks)-1]
+	if n := len(last.Lines); n > 0 && strings.TrimSpace(last.Lines[n-1]) != "" {
+		last.Lines = append(last.Lines, last.line(""))
+	}
+	b := Block{Path: path, Array: array, cr: f.cr}
+	head := Header(path, array)
+	if comment != "" {
+		head += " " + comment
+	}
+	b.Lines = []string{b.line(head)}
+	for _, kv := range keys {
+		b.Lines = append(b.Lines, b.line(bareKey(kv[0])+" = "+kv[1]))
+	}
+	f.Blocks = append(f.Blocks, b)
+}
+
+// line is s with the line end lines added to the block get.
+func (b Block) line(s string) string {
+	if b.cr {
+		return s + "\r"
+	}
+	return s
 }
 
 // Format joins blocks back into a file, ending in a newline.
@@ -389,9 +480,9 @@ func (b Block) keyAt(key string) (int, bool) {
 	return -1, false
 }
 
-// Set gives key the raw value: its line is replaced, or a line added after
-// the block's last key. It reports whether the block changed; a key whose
-// value spans lines is not touched (ok false).
+// Set gives key the raw value: its line is replaced (keeping its line
+// end), or a line added after the block's last key. It reports whether the
+// block changed; a key whose value spans lines is not touched (ok false).
 func (b *Block) Set(key, raw string) (changed, ok bool) {
 	line := bareKey(key) + " = " + raw
 	i, multi := b.keyAt(key)
@@ -401,12 +492,25 @@ func (b *Block) Set(key, raw string) (changed, ok bool) {
 	case i >= 0 && strings.TrimSpace(b.Lines[i]) == line:
 		return false, true
 	case i >= 0:
+		if strings.HasSuffix(b.Lines[i], "\r") {
+			line += "\r"
+		}
 		b.Lines[i] = line
 		return true, true
 	}
 	at := len(b.body())
-	b.Lines = append(b.Lines[:at], append([]string{line}, b.Lines[at:]...)...)
+	b.Lines = append(b.Lines[:at], append([]string{b.line(line)}, b.Lines[at:]...)...)
 	return true, true
+}
+
+// Line is the whole line of key, its comment too ("" when the key is not
+// there or its value spans lines).
+func (b Block) Line(key string) string {
+	i, multi := b.keyAt(key)
+	if i < 0 || multi {
+		return ""
+	}
+	return strings.TrimSpace(b.Lines[i])
 }
 
 // Delete removes key's line; it reports whether there was one.
@@ -422,13 +526,14 @@ func (b *Block) Delete(key string) bool {
 // body is the block up to its last line that is neither blank nor a
 // comment: what follows belongs in front of the next table.
 func (b Block) body() []string {
-	end := len(b.Lines)
-	for end > 0 {
-		l := strings.TrimSpace(b.Lines[end-1])
-		if l != "" && !strings.HasPrefix(l, "#") {
-			break
+	end := 0
+	var sc scanner
+	for i, line := range b.Lines {
+		inside := sc.continuing() // a line of a multi-line value is the value's
+		sc.scan(line)
+		if l := strings.TrimSpace(line); inside || l != "" && !strings.HasPrefix(l, "#") {
+			end = i + 1
 		}
-		end--
 	}
 	if end == 0 && b.Path != nil {
 		end = 1 // the header

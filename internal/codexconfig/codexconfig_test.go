@@ -1,6 +1,7 @@
 package codexconfig
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -119,5 +120,66 @@ func TestSetAndDelete(t *testing.T) {
 	}
 	if got := Pairs(`{ B = "2", A = "1" }`); len(got) != 2 || got[0][0] != "B" {
 		t.Errorf("Pairs = %v", got)
+	}
+}
+
+// A key added to a table goes after its last value, also when that value
+// is a multi-line string whose last line starts like a comment.
+func TestSetAddsAfterAMultiLineValue(t *testing.T) {
+	f := ParseFile([]byte("[features]\nx = \"\"\"\n# c\"\"\"\n\n# about [next]\n[next]\n"))
+	f.Blocks[1].Set("hooks", "true")
+	want := "[features]\nx = \"\"\"\n# c\"\"\"\nhooks = true\n\n# about [next]\n[next]\n"
+	if got := string(f.Bytes()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// ParseFile and Bytes give back every byte: a byte order mark, CRLF line
+// ends, a last line without one; lines added take the file's line end.
+func TestFileKeepsEveryByte(t *testing.T) {
+	for _, data := range []string{"", "\n", "\ufeff", "\ufeffa = 1\r\n[t]\r\nb = 2", "a = 1\n\n[t] # c\nb = 2\n", "x = 1\r\ny = 2\n"} {
+		if got := string(ParseFile([]byte(data)).Bytes()); got != data {
+			t.Errorf("%q came back as %q", data, got)
+		}
+	}
+	f := ParseFile([]byte("\ufeffa = 1\r\n[t]\r\nb = 2"))
+	f.Blocks[1].Set("c", "3")
+	f.Append([]string{"u"}, false, "# new", [][2]string{{"d", "4"}})
+	want := "\ufeffa = 1\r\n[t]\r\nb = 2\r\nc = 3\r\n\r\n[u] # new\r\nd = 4\r\n"
+	if got := string(f.Bytes()); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// The judge: a file that is not TOML is refused, and so is an edit that
+// changes anything outside its scope — a value, a key's presence, an
+// element of an array of tables — while what the scope covers may change.
+func TestCheck(t *testing.T) {
+	before := "[features]\nhooks = false # mine\n\n[[hooks.Stop]]\nhooks = [{ command = \"notify\" }]\n"
+	ours := Scope{Keys: [][]string{{"mcp_servers", "chat"}}, Elem: func(path []string, e map[string]any) bool {
+		h, _ := e["hooks"].([]any)
+		if len(h) != 1 {
+			return false
+		}
+		m, _ := h[0].(map[string]any)
+		return m["command"] == "ours"
+	}}
+	for after, want := range map[string]string{
+		before + "\n[mcp_servers.chat]\ncommand = \"x\"\n\n[[hooks.Stop]]\nhooks = [{ command = \"ours\" }]\n": "",
+		"[features]\nhooks = true\n\n[[hooks.Stop]]\nhooks = [{ command = \"notify\" }]\n":                     "features.hooks",
+		"[features]\nhooks = false\n":                         "hooks",
+		before + "[features]\n":                               "not valid TOML",
+		before + "\n[mcp_servers.chat]\n[mcp_servers.chat]\n": "not valid TOML",
+	} {
+		err := Check([]byte(before), []byte(after), ours)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("after\n%s\nCheck = %v, want %q", after, err, want)
+		}
+	}
+	if err := Check([]byte("a = \n"), []byte("a = 1\n"), ours); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a file that is not TOML: %v", err)
+	}
+	if d := Difference(map[string]any{"x": math.NaN()}, map[string]any{"x": math.NaN()}); d != "" {
+		t.Errorf("nan differs from nan at %s", d)
 	}
 }

@@ -111,3 +111,10 @@ func inspectEntry(where string, raw json.RawMessage) (Entry, string) {
 	e.Where = where
 	return e, ""
 }
+
+// HooksDisabled reports a settings document that turns every hook off
+// ("disableAllHooks": true): the person's choice, which setup leaves.
+func HooksDisabled(data []byte) bool {
+	doc, err := parseObject(data)
+	return err == nil && isTrue(&doc, "disableAllHooks")
+}

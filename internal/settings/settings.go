@@ -12,7 +12,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
 )
 
 // Hook is one command hook to register for one Claude Code event.
@@ -86,8 +89,18 @@ func Merge(data []byte, hooks []Hook) ([]byte, []Change, error) {
 		return data, changes, nil
 	}
 	setHooks(&doc, all)
-	out, err := indent(doc)
-	return out, changes, err
+	out, err := render(data, doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, keptOthers(data, out, func(event, cmd string) bool {
+		for _, h := range hooks {
+			if _, ours := h.matches(cmd); ours && h.Event == event {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // setEvent sets the event's matcher groups, dropping an event left with
@@ -127,6 +140,22 @@ func parseHooks(data []byte) (doc, hooks object, err error) {
 		}
 	}
 	return doc, hooks, nil
+}
+
+// render writes the changed document over the person's: their layout
+// kept wherever nothing changed (keepFormat), or, for a document that is
+// not laid out over lines (none, or all on one), as Claude Code writes its
+// own files. What it writes is always the document: should keeping the
+// layout ever go wrong, it is written afresh.
+func render(data []byte, doc object) ([]byte, error) {
+	if bytes.IndexByte(bytes.TrimSpace(data), '\n') < 0 {
+		return indent(doc)
+	}
+	out := keepFormat(data, doc.encode())
+	if !json.Valid(out) || !sameJSON(out, doc.encode()) {
+		return indent(doc)
+	}
+	return out, nil
 }
 
 // indent writes the document as Claude Code's own files are written.
@@ -339,7 +368,7 @@ func MergeFile(path string, hooks []Hook) ([]Change, string, error) {
 	backup, err := EditFile(path, true, func(old []byte) ([]byte, bool, error) {
 		data, cs, err := Merge(old, hooks)
 		changes = cs
-		return data, false, err
+		return data, false, fixable(err)
 	})
 	return changes, backup, err
 }
@@ -355,9 +384,17 @@ func RemoveFile(path string, match func(event, command string) bool) (changes []
 		data, cs, err := Remove(old, match)
 		changes = cs
 		deleted = err == nil && len(cs) > 0 && isEmptyObject(data)
-		return data, deleted, err
+		return data, deleted, fixable(err)
 	})
 	return changes, backup, deleted && err == nil, err
+}
+
+// fixable adds to an error about the document what to do about it.
+func fixable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w — fix the file or move it aside, then run this again", err)
 }
 
 // isEmptyObject reports a document that is {} and nothing else.
@@ -366,34 +403,55 @@ func isEmptyObject(data []byte) bool {
 	return err == nil && len(o) == 0
 }
 
-// editFile rewrites the file at path with fn's answer (created, with its
+// maxEditBytes bounds a file setup edits: a settings.json or a Codex
+// config.toml is a few kilobytes.
+const maxEditBytes = 16 << 20
+
+// EditFile rewrites the file at path with fn's answer (created, with its
 // folder, only if create), or removes it when fn says so. It copies a
 // file it changes to path.bak first and writes nothing when fn fails or
-// changes nothing.
+// changes nothing. A symlink that leads to a file is written through, so
+// that it stays a link (dotfiles); one that leads nowhere is refused, as
+// is a file its owner made read-only: neither is setup's to replace.
+// fn's error says what to do; EditFile adds the file and that nothing was
+// written.
 func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove bool, err error)) (backup string, err error) {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real // keep a dotfiles symlink a symlink
+	link := false
+	if info, err := os.Lstat(path); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			to, _ := os.Readlink(path)
+			return "", fmt.Errorf("%s is a symbolic link to %s, which does not exist — create that file (or put a file in the link's place), then run this again; nothing was written", path, to)
+		}
+		path, link = real, true
 	}
-	old, err := os.ReadFile(path)
+	old, err := config.ReadSmallFile(path, maxEditBytes)
 	existed := err == nil
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("cannot read %s: %w — check its permissions", path, err)
+		return "", fmt.Errorf("cannot read %s: %w — check it, then run this again; nothing was written", path, err)
 	case !existed && !create:
-		return "", nil
-	}
-	data, remove, err := fn(old)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w — fix the file or move it aside, then run this again; nothing was written", path, err)
-	}
-	if existed && !remove && bytes.Equal(data, old) {
 		return "", nil
 	}
 	mode := fs.FileMode(0o600)
 	if existed {
-		if info, err := os.Stat(path); err == nil {
-			mode = info.Mode().Perm()
+		info, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("cannot read %s: %w", path, err)
 		}
+		mode = info.Mode().Perm()
+		if mode&0o200 == 0 {
+			return "", fmt.Errorf("%s is read-only (mode %04o), which setup takes as yours to keep — make it writable (chmod u+w %s) if setup may change it, then run this again; nothing was written", path, mode, path)
+		}
+	}
+	data, remove, err := fn(old)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w; nothing was written", path, err)
+	}
+	if existed && !remove && bytes.Equal(data, old) {
+		return "", nil
+	}
+	if existed {
 		backup = path + ".bak"
 		// Replaced, not written through: a symlink at .bak is not followed.
 		if err := replace(backup, old, mode); err != nil {
@@ -402,12 +460,13 @@ func EditFile(path string, create bool, fn func(old []byte) (data []byte, remove
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
 	}
-	if remove {
+	if remove && !link {
 		if err := os.Remove(path); err != nil {
 			return backup, fmt.Errorf("cannot remove %s: %w", path, err)
 		}
 		return backup, nil
 	}
+	// A link's file is emptied rather than removed: the link stays whole.
 	if err := replace(path, data, mode); err != nil {
 		return backup, err
 	}
@@ -452,8 +511,90 @@ func Remove(data []byte, match func(event, command string) bool) ([]byte, []Chan
 		return data, nil, nil
 	}
 	setHooks(&doc, all)
-	out, err := indent(doc)
-	return out, changes, err
+	out, err := render(data, doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, changes, keptOthers(data, out, match)
+}
+
+// keptOthers judges an edit of a settings document: every key but "hooks"
+// as it was, and every hook entry ours does not recognise still there,
+// as it was, in its matcher group's company (compared as parsed, not as
+// laid out). Its error says what the edit would have lost.
+func keptOthers(before, after []byte, ours func(event, command string) bool) error {
+	var b, a map[string]any
+	if len(bytes.TrimSpace(before)) > 0 {
+		if err := json.Unmarshal(before, &b); err != nil {
+			return err
+		}
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return fmt.Errorf("the edit would leave a file that is not JSON (%v)", err)
+	}
+	for k := range mergeKeys(b, a) {
+		if k != "hooks" && !reflect.DeepEqual(b[k], a[k]) {
+			return fmt.Errorf("the edit would change %q, which is not setup's to change", k)
+		}
+	}
+	if left := othersHooks(b, ours); !reflect.DeepEqual(left, othersHooks(a, ours)) {
+		return errors.New("the edit would change a hook that is not mcpp-chat's")
+	}
+	return nil
+}
+
+func mergeKeys(a, b map[string]any) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
+// othersHooks counts, per event, the hook entries ours does not
+// recognise, each with its group's other keys (a matcher): what must
+// outlast an edit.
+func othersHooks(doc map[string]any, ours func(event, command string) bool) map[string]int {
+	out := map[string]int{}
+	events, _ := doc["hooks"].(map[string]any)
+	for event, v := range events {
+		groups, ok := v.([]any)
+		if !ok {
+			out[event+" "+canonical(v)]++
+			continue
+		}
+		for _, g := range groups {
+			group, ok := g.(map[string]any)
+			entries, isList := group["hooks"].([]any)
+			if !ok || !isList {
+				out[event+" "+canonical(g)]++
+				continue
+			}
+			company := map[string]any{}
+			for k, x := range group {
+				if k != "hooks" {
+					company[k] = x
+				}
+			}
+			for _, e := range entries {
+				entry, _ := e.(map[string]any)
+				if cmd, ok := entry["command"].(string); ok && ours(event, cmd) {
+					continue
+				}
+				out[event+" "+canonical(company)+" "+canonical(e)]++
+			}
+		}
+	}
+	return out
+}
+
+// canonical is v as JSON with its keys sorted.
+func canonical(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
 }
 
 // replace writes through a temporary file and a rename, so a crash never

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpp/mcpp-chat/internal/text"
 )
 
 // copyTables are the chat's tables in an order that inserts every row
@@ -83,7 +85,7 @@ func refuseNonEmpty(t *tx, where string) error {
 		return err
 	}
 	if parties+channels > 0 {
-		return userErrorf("%s already holds %d parties and %d channels — a copy goes only into an empty store (nothing was written); give an empty database", where, parties, channels)
+		return userErrorf("%s already holds %s and %s — a copy goes only into an empty store (nothing was written); give an empty database", where, text.Count(parties, "party"), text.Count(channels, "channel"))
 	}
 	return nil
 }

@@ -101,11 +101,15 @@ func OneLine(s string, n int) string {
 	return s
 }
 
-// Count is n with the word, plural by a trailing s: "1 item", "3 items".
-// The tools' display and the hook word their counts the same way.
+// Count is n with the word, plural by a trailing s ("1 item", "3 items"),
+// or -ies after a consonant's y ("2 parties"). The tools' display and the
+// hook word their counts the same way.
 func Count(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if stem, ok := strings.CutSuffix(word, "y"); ok && stem != "" && !strings.ContainsRune("aeiou", rune(stem[len(stem)-1])) {
+		return strconv.Itoa(n) + " " + stem + "ies"
 	}
 	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -76,4 +76,9 @@ func TestCount(t *testing.T) {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
 	}
+	for word, want := range map[string]string{"party": "2 parties", "key": "2 keys", "y": "2 ys", "live item": "2 live items"} {
+		if got := Count(2, word); got != want {
+			t.Errorf("Count(2, %q) = %q, want %q", word, got, want)
+		}
+	}
 }

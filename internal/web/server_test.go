@@ -433,3 +433,34 @@ func TestServeClosesConnectionsThatSentNothing(t *testing.T) {
 		t.Errorf("the connection that sent nothing is still open after Serve returned (%v)", err)
 	}
 }
+
+// On a long channel the page scrolls, and the header (the search box in
+// it) and the channel list stay where they are: both are sticky, the
+// list below the header and scrolling on its own.
+func TestHeaderAndChannelListStayInView(t *testing.T) {
+	css, err := assets.ReadFile("assets/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := func(selector string) string {
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(selector) + ` \{([^}]*)\}`).FindSubmatch(css)
+		if m == nil {
+			t.Fatalf("no %s rule in app.css", selector)
+		}
+		return string(m[1])
+	}
+	for selector, want := range map[string][]string{
+		"header": {"position: sticky", "top: 0"},
+		"nav":    {"position: sticky", "top: var(--head)", "height: calc(100vh - var(--head))", "overflow: auto"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rule(selector), w) {
+				t.Errorf("%s { %s } lacks %q", selector, rule(selector), w)
+			}
+		}
+	}
+	page, _ := assets.ReadFile("assets/page.html")
+	if !regexp.MustCompile(`(?s)<header>.*<form action="/search".*</header>\s*<div class="frame">\s*<nav`).Match(page) {
+		t.Error("the search box is not in the header, or the channel list not first in the frame")
+	}
+}

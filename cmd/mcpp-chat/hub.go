@@ -367,7 +367,7 @@ func hubToken(ctx context.Context, sub string, args []string, getenv func(string
 		}
 		fmt.Fprintln(stdout, secret)
 		fmt.Fprintf(stdout, "# token %s for %s (%s), valid until %s — shown only now; on the member machine run:\n",
-			tok.ID, strings.Join(tok.Parties, ", "), tok.Label, tok.Expires.Format(time.DateOnly))
+			tok.ID, strings.Join(tok.Parties, ", "), tok.Label, tokenExpiry(tok.Expires, time.Now()))
 		fmt.Fprintf(stdout, "mcpp-chat connect %s --token %s\n", where, secret)
 	case "list":
 		list, err := tokens.List(ctx)
@@ -400,9 +400,18 @@ func printTokens(w io.Writer, list []store.Token, now time.Time) {
 		case !now.Before(t.Expires):
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, tools.OneLine(t.Label, 40), strings.Join(t.Parties, ","), t.Expires.Format(time.DateOnly), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, tools.OneLine(t.Label, 40), strings.Join(t.Parties, ","), expiryDay(t.Expires, now), state)
 	}
 	tw.Flush()
+}
+
+// expiryDay is a token's expiry in a column: its day, and for one that
+// ends within two days of now the time of day (UTC) too.
+func expiryDay(expires, now time.Time) string {
+	if d := expires.Sub(now); d > -48*time.Hour && d < 48*time.Hour {
+		return expires.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return expires.Format(time.DateOnly)
 }
 
 // parseTTL reads a lifetime: Go's durations, plus days (90d) and weeks (2w).

@@ -114,6 +114,14 @@ func TestHubTokenCommands(t *testing.T) {
 	if _, out, _ = cli(t, env, "hub", "token", "list"); !strings.Contains(out, "revoked") {
 		t.Fatalf("list after revoke:\n%s", out)
 	}
+	// A 12-hour token says at what hour it ends, at issue and in the list.
+	code, out, errs = cli(t, env, "hub", "token", "issue", "--party", "node-dash", "--label", "ci-run", "--ttl", "12h", "--new-party")
+	if code != exitOK || !regexp.MustCompile(`valid until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1[12]h \d\dmin\)`).MatchString(out) {
+		t.Fatalf("issue of a 12h token: %d %s %s", code, out, errs)
+	}
+	if _, out, _ = cli(t, env, "hub", "token", "list"); !regexp.MustCompile(`ci-run\s+node-dash\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC\s+active`).MatchString(out) {
+		t.Fatalf("list of a 12h token:\n%s", out)
+	}
 	if code, _, errs = cli(t, env, "hub", "token", "revoke", "nobody"); code != exitError || !strings.Contains(errs, "hub token list") {
 		t.Fatalf("revoking an unknown token: %d %s", code, errs)
 	}

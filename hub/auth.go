@@ -99,12 +99,16 @@ func bearer(r *http.Request) (string, bool) {
 	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
-// refuse answers a refused request with one sentence and logs it: the
-// token's id at most, never its secret.
+// refuse answers a refused request with one sentence, closing its
+// connection (a refused client has nothing more to send on it), and logs
+// it: the token's id at most, never its secret.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, tokenID, msg string) {
 	s.log().Warn("refused a request", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "token_id", tokenID, "reason", msg)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpp-chat"`)
+	}
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }
@@ -135,7 +139,6 @@ func (s *Server) guardAuthor(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "the request is larger than 4 MiB — send less at once"})
 			return
 		}
-		bodyRead(w)
 		if name := namedAuthor(body); name != "" {
 			s.refuse(w, r, http.StatusForbidden, tokenOf(r.Context()).ID, fmt.Sprintf("the argument %q would choose who writes, but a call always acts as its token's party (%s) — leave it out", name, partyOf(r.Context())))
 			return

@@ -51,13 +51,19 @@ func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
 func startLimitedHub(t *testing.T, lim Limits) *testHub {
 	t.Helper()
 	ctx, h := newTestHub(t, config.Defaults(), nil)
+	serveLimited(t, ctx, h, lim)
+	return h
+}
+
+// serveLimited serves h as hub serve serves it, within lim.
+func serveLimited(t *testing.T, ctx context.Context, h *testHub, lim Limits) {
+	t.Helper()
 	h.s.Limits = lim
 	h.s.MaxWait = 30 * time.Second // a wait holds its connection for the test's time
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.srv.Config, h.srv.Listener = h.s.httpServer(ctx, h.srv.Listener)
 	h.srv.Start()
 	t.Cleanup(h.srv.Close)
-	return h
 }
 
 // newTestHub makes a hub's server (not yet served) and what the test

@@ -126,9 +126,9 @@ func bearer(r *http.Request) (string, bool) {
 
 // refuse answers a refused request with one sentence, closing its
 // connection (a refused client has nothing more to send on it), and logs
-// it: the token's id at most, never its secret.
+// it as a rate (refusalLog): the token's id at most, never its secret.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, tokenID, msg string) {
-	s.log().Warn("refused a request", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "token_id", tokenID, "reason", msg)
+	s.refusals.note(r.RemoteAddr, refusal{status: status, path: r.URL.Path, tokenID: tokenID, reason: msg})
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpp-chat"`)
 	}

@@ -86,6 +86,8 @@ type Server struct {
 	seenReads atomic.Int64
 	// open are the requests under way, for a revoke to end them.
 	open openRequests
+	// refusals log refused requests as a rate.
+	refusals *refusalLog
 }
 
 // partyServer is the tool service and MCP server of one party: tools act
@@ -110,6 +112,8 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	s.gen.look()
 	go s.gen.follow(ctx, s.Changes)
 	go s.followRevokes(ctx)
+	s.refusals = newRefusalLog(s.log())
+	go s.refusals.run(ctx)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.serverFor(partyOf(r.Context())).mcp
 	}, &mcp.StreamableHTTPOptions{

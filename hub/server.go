@@ -136,16 +136,20 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 
 // notHere answers a path the hub does not serve — such as the OAuth
 // discovery and registration a client tries once /mcp asked it for a token
-// — with what the hub is and how to connect to it, not a bare 404.
+// — with what the hub is and how to connect to it, not a bare 404. Claude
+// Code shows the sentence with every "/mcp" in it redacted (as a path that
+// may hold a secret; the server's own URL becomes its bare address), so it
+// names the endpoint's path in words.
 func notHere(w http.ResponseWriter, r *http.Request) {
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"
 	}
 	writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf(
-		"nothing at %s: this is an mcpp-chat team hub, whose MCP endpoint is %s://%s/mcp and takes a token, not OAuth — "+
-			`register it with: claude mcp add --transport http chat %[2]s://%[3]s/mcp --header "Authorization: Bearer TOKEN" `+
-			"(the hub's admin makes a TOKEN with mcpp-chat hub token issue)", r.URL.Path, scheme, r.Host)})
+		"nothing at %s: this is an mcpp-chat team hub, and it takes a token, not OAuth — register it with: "+
+			`claude mcp add --transport http chat URL --header "Authorization: Bearer TOKEN", `+
+			"where URL is %s://%s with the path mcp after a slash (the hub's admin makes a TOKEN with mcpp-chat hub token issue)",
+		r.URL.Path, scheme, r.Host)})
 }
 
 // serverFor is the party's MCP server, made at its first request.

@@ -67,7 +67,7 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 		// Noted before the check, so that a revoke the check did not see
 		// is one the hub's next look at the revokes finds it under.
 		defer s.open.add(store.TokenID(secret), end)()
-		tok, err := s.Tokens.Verify(life, secret)
+		tok, err := s.Tokens.Verify(r.Context(), secret)
 		switch {
 		case refusedToken(err):
 			s.refuse(w, r, http.StatusUnauthorized, tok.ID, err.Error())

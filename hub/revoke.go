@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // A revoke ends what its token holds open. A request's token is checked
@@ -93,21 +95,30 @@ func (s *Server) followRevokes(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		ids := s.open.tokens()
-		if len(ids) == 0 {
-			continue
-		}
-		stamp, err := s.Tokens.Stamp(ctx)
-		if err != nil || stamp == last {
-			continue // a store out of reach is logged by the requests that need it
-		}
-		last = stamp
-		for _, id := range ids {
-			if _, err := s.Tokens.Check(ctx, id); refusedToken(err) {
-				s.open.end(id, err)
-			}
+		last = s.endRevoked(ctx, last)
+	}
+}
+
+// endRevoked ends the open requests whose token was revoked or expired,
+// if the revokes' stamp moved past last; it returns the stamp now.
+func (s *Server) endRevoked(ctx context.Context, last string) string {
+	ids := s.open.tokens()
+	if len(ids) == 0 {
+		return last
+	}
+	stamp, err := s.Tokens.Stamp(ctx)
+	if err != nil || stamp == last {
+		return last // a store out of reach is logged by the requests that need it
+	}
+	for _, id := range ids {
+		// An unknown id is a made-up token's, which its own check
+		// refuses: ended now, its check would fail as if the store
+		// were out of reach.
+		if _, err := s.Tokens.Check(ctx, id); errors.Is(err, store.ErrTokenRevoked) || errors.Is(err, store.ErrTokenExpired) {
+			s.open.end(id, err)
 		}
 	}
+	return stamp
 }
 
 // tokenEnded is why the request's token no longer holds, when a revoke

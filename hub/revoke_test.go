@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,6 +268,47 @@ func TestAWatcherHearsOfARevokeAtOnce(t *testing.T) {
 			}
 		case <-time.After(2 * pollTimeout):
 			t.Fatal("the watcher never heard of the revoke")
+		}
+	})
+}
+
+// A look for revokes ends the requests of the tokens revoked since the
+// last look, and no other: not a valid token's, nor a made-up one's
+// (its own check refuses it, and ended during that check it would be
+// told the store is out of reach).
+func TestALookEndsOnlyRevokedTokens(t *testing.T) {
+	onBothEngines(t, func(t *testing.T, h *testHub) {
+		ctx := context.Background()
+		var mu sync.Mutex // the hub's own looks run meanwhile
+		ended := map[string]error{}
+		note := func(name, token string) {
+			t.Cleanup(h.s.open.add(store.TokenID(token), func(cause error) {
+				mu.Lock()
+				defer mu.Unlock()
+				ended[name] = cause
+			}))
+		}
+		valid, gone := h.issue("valid", time.Hour, "a"), h.issue("gone", time.Hour, "b")
+		note("valid", valid)
+		note("revoked", gone)
+		note("made up", "mcc_0123456789ab_nope")
+		seen := func() map[string]error {
+			mu.Lock()
+			defer mu.Unlock()
+			return maps.Clone(ended)
+		}
+		before := h.s.endRevoked(ctx, "")
+		if len(seen()) != 0 {
+			t.Fatalf("a look before any revoke ended %v", seen())
+		}
+		if _, err := h.tokens.Revoke(ctx, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if h.s.endRevoked(ctx, before) == before {
+			t.Fatal("the stamp did not move at the revoke")
+		}
+		if now := seen(); len(now) != 1 || !errors.Is(now["revoked"], store.ErrTokenRevoked) {
+			t.Fatalf("the look ended %v, want only the revoked token's request", now)
 		}
 	})
 }

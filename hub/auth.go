@@ -64,8 +64,8 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 		}
 		life, end := context.WithCancelCause(r.Context())
 		defer end(nil)
-		// Noted before the check, so that a revoke the check did not see
-		// is one the hub's next look at the revokes finds it under.
+		// Noted before the check: a revoke that the check comes too
+		// early to see is then found by the hub's next look for revokes.
 		defer s.open.add(store.TokenID(secret), end)()
 		tok, err := s.Tokens.Verify(r.Context(), secret)
 		switch {

@@ -18,28 +18,37 @@ import (
 // A token bound to one party needs none.
 const PartyHeader = "Mcpp-Party"
 
-type ctxKey int
+// authKey carries a request's authorised in its context.
+type authKey struct{}
 
-const (
-	partyKey ctxKey = iota
-	tokenKey
-	requestKey // the HTTP request's own context, for endWithRequest
-)
-
-func partyOf(ctx context.Context) string {
-	p, _ := ctx.Value(partyKey).(string)
-	return p
+// authorised is what a request with a valid token acts with.
+type authorised struct {
+	party string
+	tok   store.Token
+	// life ends when the request's token does (revoked, expired) —
+	// with that refusal as its cause — or when the client goes away.
+	life context.Context
+	// gate is the request's answer, the token checked again before it
+	// leaves.
+	gate *gate
 }
 
-func tokenOf(ctx context.Context) store.Token {
-	t, _ := ctx.Value(tokenKey).(store.Token)
-	return t
+func authOf(ctx context.Context) *authorised {
+	a, _ := ctx.Value(authKey{}).(*authorised)
+	if a == nil {
+		return &authorised{life: context.Background()}
+	}
+	return a
 }
+
+func partyOf(ctx context.Context) string      { return authOf(ctx).party }
+func tokenOf(ctx context.Context) store.Token { return authOf(ctx).tok }
 
 // authed lets a request through only with a valid token, acting for one
 // of the parties the token is bound to: 401 without a valid token, 403
 // for a party the token does not hold. The token is checked against the
-// store on every request, so a revoke holds at once on every hub.
+// store as the headers arrive, again before the answer leaves (gate), and
+// a revoke or the expiry ends a request still open (openRequests).
 func (s *Server) authed(next http.Handler) http.Handler { return s.auth(next, true) }
 
 // tokenOnly is authed for a request that acts for no party: it needs a
@@ -50,12 +59,17 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := bearer(r)
 		if !ok {
-			s.refuse(w, r, http.StatusUnauthorized, "", "no token: send the header Authorization: Bearer <token> (the hub's admin makes one with mcpp-chat hub token issue)")
+			s.refuse(w, r, http.StatusUnauthorized, "", noToken)
 			return
 		}
+		life, end := context.WithCancelCause(r.Context())
+		defer end(nil)
+		// Noted before the check: a revoke that the check comes too
+		// early to see is then found by the hub's next look for revokes.
+		defer s.open.add(store.TokenID(secret), end)()
 		tok, err := s.Tokens.Verify(r.Context(), secret)
 		switch {
-		case errors.Is(err, store.ErrTokenUnknown), errors.Is(err, store.ErrTokenExpired), errors.Is(err, store.ErrTokenRevoked):
+		case refusedToken(err):
 			s.refuse(w, r, http.StatusUnauthorized, tok.ID, err.Error())
 			return
 		case err != nil && r.Context().Err() != nil:
@@ -70,11 +84,22 @@ func (s *Server) auth(next http.Handler, needParty bool) http.Handler {
 			s.refuse(w, r, http.StatusForbidden, tok.ID, msg)
 			return
 		}
-		ctx := context.WithValue(r.Context(), partyKey, party)
-		ctx = context.WithValue(ctx, tokenKey, tok)
-		ctx = context.WithValue(ctx, requestKey, r.Context())
-		next.ServeHTTP(w, r.WithContext(ctx))
+		life, stop := context.WithDeadlineCause(life, tok.Expires, store.ErrTokenExpired)
+		defer stop()
+		a := &authorised{party: party, tok: tok, life: life}
+		r = r.WithContext(context.WithValue(r.Context(), authKey{}, a))
+		a.gate = &gate{ResponseWriter: w, s: s, r: r}
+		next.ServeHTTP(a.gate, r)
+		a.gate.end()
 	})
+}
+
+// noToken is the answer to a request without a token.
+const noToken = "no token: send the header Authorization: Bearer <token> (the hub's admin makes one with mcpp-chat hub token issue)"
+
+// refusedToken reports whether err is the store's refusal of a token.
+func refusedToken(err error) bool {
+	return errors.Is(err, store.ErrTokenUnknown) || errors.Is(err, store.ErrTokenExpired) || errors.Is(err, store.ErrTokenRevoked)
 }
 
 // actingParty is the party a request with tok acts for, given the party
@@ -99,12 +124,16 @@ func bearer(r *http.Request) (string, bool) {
 	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
-// refuse answers a refused request with one sentence and logs it: the
-// token's id at most, never its secret.
+// refuse answers a refused request with one sentence, closing its
+// connection (a refused client has nothing more to send on it), and logs
+// it as a rate (refusalLog): the token's id at most, never its secret.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, tokenID, msg string) {
-	s.log().Warn("refused a request", "status", status, "path", r.URL.Path, "remote", r.RemoteAddr, "token_id", tokenID, "reason", msg)
+	s.refusals.note(r.RemoteAddr, refusal{status: status, path: r.URL.Path, tokenID: tokenID, reason: msg})
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpp-chat"`)
+	}
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }
@@ -135,7 +164,13 @@ func (s *Server) guardAuthor(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "the request is larger than 4 MiB — send less at once"})
 			return
 		}
-		bodyRead(w)
+		// The token again, now that the body is in: one revoked while it
+		// came runs nothing.
+		a := authOf(r.Context())
+		if err := s.stillValid(a); err != nil {
+			a.gate.refuse(err)
+			return
+		}
 		if name := namedAuthor(body); name != "" {
 			s.refuse(w, r, http.StatusForbidden, tokenOf(r.Context()).ID, fmt.Sprintf("the argument %q would choose who writes, but a call always acts as its token's party (%s) — leave it out", name, partyOf(r.Context())))
 			return

@@ -286,6 +286,10 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage, pr
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if msg.Error != nil && msg.Error.Code == CodeTokenRefused {
+		// A refusal that came after the answer's stream had begun.
+		return tools.Result{}, &RefusedError{http.StatusUnauthorized, fmt.Sprintf("the team hub at %s refused this machine's token: %s", c.Where(), msg.Error.Message)}
+	}
 	return toolResult(msg)
 }
 
@@ -307,6 +311,7 @@ type rpcMessage struct {
 		IsError bool `json:"isError"`
 	} `json:"result"`
 	Error *struct {
+		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
@@ -12,10 +13,12 @@ import (
 
 // connLimiter is a listener that bounds the connections it hands out, in
 // all and per client address. At a bound it makes room by closing the
-// connection idle longest (kept alive between requests, or not yet past
-// its first request), so that a member's new connection is still served
-// while unused ones pile up; when every connection is busy the new one
-// is refused (closed at once).
+// connection idle longest (kept alive between requests), else the one
+// that has waited longest for a request to arrive (its headers, or the
+// rest of its body), so that a member's new connection is still served
+// while unused or stalled ones pile up; when every connection is busy
+// with a request that has arrived, the new one is refused (closed at
+// once).
 type connLimiter struct {
 	net.Listener
 	max, perAddr  int
@@ -30,13 +33,17 @@ type connLimiter struct {
 }
 
 // limitedConn is a connection the limiter counts; http.Server tells the
-// limiter its state (track).
+// limiter its state (track), and the hub its requests (begin).
 type limitedConn struct {
 	net.Conn
 	l     *connLimiter
 	key   netip.Prefix // its client address's, or invalid when not bounded
 	state http.ConnState
-	since time.Time // when it was accepted, or went idle
+	since time.Time // when it was accepted, went idle, or began to wait for a body
+	// requests are the requests it runs (HTTP/2: several), awaiting those
+	// of them whose body has not all arrived: a connection whose every
+	// request awaits its body is stalled, and may be closed to make room.
+	requests, awaiting int
 }
 
 func limitConns(ln net.Listener, lim Limits, log *slog.Logger) *connLimiter {
@@ -70,7 +77,7 @@ func (l *connLimiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 	defer l.mu.Unlock()
 	var victims []*limitedConn
 	if lc.key.IsValid() && l.perKey[lc.key] >= l.perAddr {
-		v := l.oldestIdle(func(o *limitedConn) bool { return o.key == lc.key })
+		v := l.victim(func(o *limitedConn) bool { return o.key == lc.key })
 		if v == nil {
 			l.refuse("from one address", l.perAddr)
 			return nil, nil
@@ -79,7 +86,7 @@ func (l *connLimiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 		l.forget(v)
 	}
 	if len(l.open) >= l.max {
-		v := l.oldestIdle(func(*limitedConn) bool { return true })
+		v := l.victim(func(*limitedConn) bool { return true })
 		if v == nil {
 			l.refuse("in all", l.max)
 			return nil, victims
@@ -94,24 +101,34 @@ func (l *connLimiter) admit(c net.Conn) (*limitedConn, []*limitedConn) {
 	return lc, victims
 }
 
-// oldestIdle is the connection of those that match that has been idle
-// longest, else the oldest that has not finished a first request; nil if
-// every one is busy with a request.
-func (l *connLimiter) oldestIdle(match func(*limitedConn) bool) *limitedConn {
-	var idle, fresh *limitedConn
+// victim is the connection of those that match that has been idle
+// longest, else the one that has waited longest for a request to arrive
+// (one not past its first request's headers, or stalled in a body); nil
+// if every one is busy with a request that has arrived.
+func (l *connLimiter) victim(match func(*limitedConn) bool) *limitedConn {
+	var idle, waiting *limitedConn
 	for c := range l.open {
 		switch {
 		case !match(c):
-		case c.state == http.StateIdle && (idle == nil || c.since.Before(idle.since)):
-			idle = c
-		case c.state == http.StateNew && (fresh == nil || c.since.Before(fresh.since)):
-			fresh = c
+		case c.state == http.StateIdle:
+			if idle == nil || c.since.Before(idle.since) {
+				idle = c
+			}
+		case c.state == http.StateNew || c.stalled():
+			if waiting == nil || c.since.Before(waiting.since) {
+				waiting = c
+			}
 		}
 	}
 	if idle != nil {
 		return idle
 	}
-	return fresh
+	return waiting
+}
+
+// stalled reports whether every request c runs still awaits its body.
+func (c *limitedConn) stalled() bool {
+	return c.state == http.StateActive && c.awaiting > 0 && c.awaiting >= c.requests
 }
 
 // forget stops counting c; closing it is the caller's.
@@ -154,8 +171,61 @@ func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 		l.forget(lc)
 	case http.StateIdle:
 		lc.state, lc.since = state, time.Now()
+		lc.requests, lc.awaiting = 0, 0
 	default:
 		lc.state = state
+	}
+}
+
+// connKey carries a request's connection in its context.
+type connKey struct{}
+
+// withConn is http.Server's ConnContext: it gives each request the
+// limiter's connection, for begin.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*limitedConn); ok {
+		return context.WithValue(ctx, connKey{}, lc)
+	}
+	return ctx
+}
+
+// connOf is the connection a request came on, or nil when it was not
+// served through a limiter.
+func connOf(ctx context.Context) *limitedConn {
+	lc, _ := ctx.Value(connKey{}).(*limitedConn)
+	return lc
+}
+
+// begin counts a request on c, awaiting its body when body is set.
+func (c *limitedConn) begin(body bool) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	c.requests++
+	if body {
+		c.awaiting++
+		c.since = time.Now()
+	}
+}
+
+// arrived notes that a request's whole body is in.
+func (c *limitedConn) arrived() {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	c.awaiting = max(c.awaiting-1, 0)
+}
+
+// end notes that a request's handler returned. A body that never arrived
+// (missing) stays awaited while the connection lingers before it closes:
+// the connection is stalled until then.
+func (c *limitedConn) end(missing, lingers bool) {
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	c.requests = max(c.requests-1, 0)
+	if missing && !lingers {
+		c.awaiting = max(c.awaiting-1, 0)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/tools"
@@ -52,6 +54,7 @@ func (s *Server) httpServer(ctx context.Context, ln net.Listener) (*http.Server,
 		IdleTimeout:       lim.Idle,
 		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		ConnState:         conns.track,
+		ConnContext:       withConn,
 		// A connection's streams are requests the connection bounds do
 		// not see: a few suffice for a member.
 		HTTP2:    &http.HTTP2Config{MaxConcurrentStreams: 32},
@@ -68,22 +71,92 @@ func (s *Server) deadlines(next http.Handler) http.Handler {
 	lim := s.Limits.orDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
+		rc.SetWriteDeadline(time.Now().Add(s.mayWait(r) + lim.Write))
+		conn := connOf(r.Context())
 		// A request without a body is left alone: the server reads on
 		// behind it to see the client leave, and a read deadline there
 		// would end the request.
-		if r.ContentLength != 0 {
-			rc.SetReadDeadline(time.Now().Add(lim.ReadBody))
+		if r.ContentLength == 0 {
+			if conn != nil {
+				conn.begin(false)
+				defer conn.end(false, false)
+			}
+			next.ServeHTTP(w, r)
+			return
 		}
-		rc.SetWriteDeadline(time.Now().Add(s.mayWait(r) + lim.Write))
+		rc.SetReadDeadline(time.Now().Add(lim.ReadBody))
+		body := &incoming{ReadCloser: r.Body, w: w, conn: conn, http1: r.ProtoMajor == 1}
+		body.begin()
+		defer body.answered()
+		r.Body = body
 		next.ServeHTTP(w, r)
 	})
 }
 
-// bodyRead lifts the body's deadline once the whole body is in: the
-// server then reads on to see the client leave, for as long as the call
-// takes.
-func bodyRead(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Time{})
+// lingerUnread is how long a connection answered before its body arrived
+// reads on, at most, before it closes: closed with the body's bytes in
+// flight, it would be reset, and a client still sending would lose the
+// answer (net/http waits as long before closing the same way).
+const lingerUnread = 500 * time.Millisecond
+
+// incoming is a request's body on its way in. Until all of it has
+// arrived, its connection counts as stalled (the limiter may close it to
+// make room), and an answer given meanwhile — a refusal, mostly — ends
+// the connection rather than leave net/http to read on for up to 256 KiB
+// of a body that may never come, until its deadline, holding the
+// connection busy.
+type incoming struct {
+	io.ReadCloser
+	w     http.ResponseWriter
+	conn  *limitedConn // nil when not served through the limiter
+	http1 bool
+	in    atomic.Bool // the whole body has arrived
+}
+
+func (b *incoming) begin() {
+	if b.conn != nil {
+		b.conn.begin(true)
+	}
+	if b.http1 {
+		// Taken off once the body is in (arrive). HTTP/2 ends a stream
+		// answered early by itself, and Connection there would close
+		// every stream of the connection.
+		b.w.Header().Set("Connection", "close")
+	}
+}
+
+func (b *incoming) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && b.in.CompareAndSwap(false, true) {
+		b.arrive()
+	}
+	return n, err
+}
+
+// arrive is the whole body in: the connection is busy with the request,
+// may be kept alive after it, and the read deadline is lifted so that the
+// server reads on to see the client leave, for as long as the call takes.
+func (b *incoming) arrive() {
+	if b.conn != nil {
+		b.conn.arrived()
+	}
+	if b.http1 {
+		b.w.Header().Del("Connection")
+	}
+	http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+}
+
+// answered is the handler done: if the body never arrived, the
+// connection reads what is in flight for lingerUnread at most, then
+// closes.
+func (b *incoming) answered() {
+	missing := !b.in.Load()
+	if missing && b.http1 {
+		http.NewResponseController(b.w).SetReadDeadline(time.Now().Add(lingerUnread))
+	}
+	if b.conn != nil {
+		b.conn.end(missing, b.http1)
+	}
 }
 
 // mayWait is how long a request may wait before it answers: a long-poll

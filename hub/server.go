@@ -84,6 +84,10 @@ type Server struct {
 	views   *lru[string, *seenAt]
 	// seenReads counts the reads of what a party sees (for tests).
 	seenReads atomic.Int64
+	// open are the requests under way, for a revoke to end them.
+	open openRequests
+	// refusals log refused requests as a rate.
+	refusals *refusalLog
 }
 
 // partyServer is the tool service and MCP server of one party: tools act
@@ -107,6 +111,9 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	s.gen.state = s.DB.State
 	s.gen.look()
 	go s.gen.follow(ctx, s.Changes)
+	go s.followRevokes(ctx)
+	s.refusals = newRefusalLog(s.log())
+	go s.refusals.run(ctx)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.serverFor(partyOf(r.Context())).mcp
 	}, &mcp.StreamableHTTPOptions{
@@ -129,16 +136,20 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 
 // notHere answers a path the hub does not serve — such as the OAuth
 // discovery and registration a client tries once /mcp asked it for a token
-// — with what the hub is and how to connect to it, not a bare 404.
+// — with what the hub is and how to connect to it, not a bare 404. Claude
+// Code shows the sentence with every "/mcp" in it redacted (as a path that
+// may hold a secret; the server's own URL becomes its bare address), so it
+// names the endpoint's path in words.
 func notHere(w http.ResponseWriter, r *http.Request) {
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"
 	}
 	writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf(
-		"nothing at %s: this is an mcpp-chat team hub, whose MCP endpoint is %s://%s/mcp and takes a token, not OAuth — "+
-			`register it with: claude mcp add --transport http chat %[2]s://%[3]s/mcp --header "Authorization: Bearer TOKEN" `+
-			"(the hub's admin makes a TOKEN with mcpp-chat hub token issue)", r.URL.Path, scheme, r.Host)})
+		"nothing at %s: this is an mcpp-chat team hub, and it takes a token, not OAuth — register it with: "+
+			`claude mcp add --transport http chat URL --header "Authorization: Bearer TOKEN", `+
+			"where URL is %s://%s with the path mcp after a slash (the hub's admin makes a TOKEN with mcpp-chat hub token issue)",
+		r.URL.Path, scheme, r.Host)})
 }
 
 // serverFor is the party's MCP server, made at its first request.
@@ -151,27 +162,10 @@ func (s *Server) serverFor(party string) *partyServer {
 	svc := &tools.Service{DB: s.DB, Config: s.Config, Manifest: s.Manifest, Env: s.Env, Log: s.log(), Changes: s.Changes,
 		Me: store.Identity{Name: party, Workspace: store.TeamWorkspace(party), Team: true}}
 	srv := tools.NewMCPServer(svc, s.Version, s.sdkLog())
-	srv.AddReceivingMiddleware(endWithRequest)
+	srv.AddReceivingMiddleware(endWithToken)
 	ps := &partyServer{svc: svc, mcp: srv}
 	s.parties.put(party, ps, 0)
 	return ps
-}
-
-// endWithRequest ends a call when its HTTP request ends (the client went
-// away): the SDK ends a stateless request's call only with the protocol
-// versions that say so, and a chat_wait nobody reads would otherwise
-// hold the hub for its seconds.
-func endWithRequest(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		httpCtx, ok := ctx.Value(requestKey).(context.Context)
-		if !ok {
-			return next(ctx, method, req)
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(httpCtx, cancel)()
-		return next(ctx, method, req)
-	}
 }
 
 // healthz says whether the hub can reach its store, within a second.
@@ -260,6 +254,7 @@ func (s *Server) waitHandler(ctx context.Context) http.Handler {
 		defer timer.Stop()
 		sent := r.URL.Query().Get("etag")
 		party := partyOf(r.Context())
+		life := authOf(r.Context()).life // ends with the client, or the token
 		stop := func() {}
 		defer func() { stop() }() // the last look's wish to be woken
 		for {
@@ -278,8 +273,8 @@ func (s *Server) waitHandler(ctx context.Context) http.Handler {
 			case <-timer.C:
 				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})
 				return
-			case <-r.Context().Done():
-				return
+			case <-life.Done():
+				return // the gate answers 401 if the token ended it
 			case <-ctx.Done():
 				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})
 				return

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,13 +52,19 @@ func startHubWith(t *testing.T, cfg config.Config, changes Changes) *testHub {
 func startLimitedHub(t *testing.T, lim Limits) *testHub {
 	t.Helper()
 	ctx, h := newTestHub(t, config.Defaults(), nil)
+	serveLimited(t, ctx, h, lim)
+	return h
+}
+
+// serveLimited serves h as hub serve serves it, within lim.
+func serveLimited(t *testing.T, ctx context.Context, h *testHub, lim Limits) {
+	t.Helper()
 	h.s.Limits = lim
 	h.s.MaxWait = 30 * time.Second // a wait holds its connection for the test's time
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.srv.Config, h.srv.Listener = h.s.httpServer(ctx, h.srv.Listener)
 	h.srv.Start()
 	t.Cleanup(h.srv.Close)
-	return h
 }
 
 // newTestHub makes a hub's server (not yet served) and what the test
@@ -610,7 +617,8 @@ func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
 
 // A path the hub does not serve — the OAuth discovery and registration a
 // client tries after /mcp asked for a token — answers 404 with what the
-// hub is and how to register it, not a bare "404 page not found".
+// hub is and how to register it, not a bare "404 page not found", in
+// words that survive Claude Code's display.
 func TestUnknownPathsSayHowToConnect(t *testing.T) {
 	h := startHub(t)
 	for _, c := range []struct{ method, path string }{
@@ -626,11 +634,16 @@ func TestUnknownPathsSayHowToConnect(t *testing.T) {
 		var body struct{ Error string }
 		json.NewDecoder(res.Body).Decode(&body)
 		res.Body.Close()
-		host := strings.TrimPrefix(h.srv.URL, "http://")
-		if res.StatusCode != http.StatusNotFound || !strings.Contains(body.Error, "nothing at "+c.path+": this is an mcpp-chat team hub") ||
-			!strings.Contains(body.Error, `claude mcp add --transport http chat http://`+host+`/mcp --header "Authorization: Bearer TOKEN"`) ||
-			!strings.Contains(body.Error, "mcpp-chat hub token issue") {
+		_, hint, _ := strings.Cut(body.Error, c.path+": ")
+		if res.StatusCode != http.StatusNotFound || !strings.HasPrefix(body.Error, "nothing at "+c.path+": this is an mcpp-chat team hub") ||
+			!strings.Contains(hint, `claude mcp add --transport http chat URL --header "Authorization: Bearer TOKEN", where URL is `+h.srv.URL+" with the path mcp after a slash") ||
+			!strings.Contains(hint, "mcpp-chat hub token issue") {
 			t.Errorf("%s %s: %d %q", c.method, c.path, res.StatusCode, body.Error)
+		}
+		// Claude Code redacts every /mcp it shows (any case, also
+		// percent-encoded): the hint must hold none.
+		if lower, _ := url.PathUnescape(strings.ToLower(hint)); strings.Contains(lower, "/mcp") {
+			t.Errorf("%s %s: Claude Code would show the hint without its endpoint: %q", c.method, c.path, hint)
 		}
 	}
 }

@@ -36,6 +36,26 @@ func startTeamHub(t *testing.T) *testHub {
 // (and token checks) go through writeURL with o.
 func startTeamHubOn(t *testing.T, url, writeURL string, o store.Options) *testHub {
 	t.Helper()
+	ctx, h := newTeamHub(t, url, writeURL, o)
+	h.srv = httptest.NewServer(h.s.Handler(ctx))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// startLimitedTeamHub is startTeamHub served as hub serve serves it,
+// within lim.
+func startLimitedTeamHub(t *testing.T, lim Limits) *testHub {
+	t.Helper()
+	url := pgtest.URL(t)
+	ctx, h := newTeamHub(t, url, url, store.Options{})
+	serveLimited(t, ctx, h, lim)
+	return h
+}
+
+// newTeamHub makes a hub's server (not yet served) on the database at
+// url, as startTeamHubOn describes.
+func newTeamHub(t *testing.T, url, writeURL string, o store.Options) (context.Context, *testHub) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	db, err := store.OpenPostgres(ctx, writeURL, o)
@@ -52,9 +72,7 @@ func startTeamHubOn(t *testing.T, url, writeURL string, o store.Options) *testHu
 	t.Cleanup(func() { changes.Close() })
 	h := hubOn(t, ctx, db, read, config.Defaults(), changes)
 	h.s.MaxWait = 30 * time.Second
-	h.srv = httptest.NewServer(h.s.Handler(ctx))
-	t.Cleanup(h.srv.Close)
-	return h
+	return ctx, h
 }
 
 // On a team store a party's waits and summaries are read again only at

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -183,12 +184,15 @@ func TestHubAuthAcrossProcesses(t *testing.T) {
 	}
 	before := ht.rows()
 	for _, h := range []*hubProcess{a, b} {
-		for _, c := range cases {
+		for i, c := range cases {
+			// Each case from a loopback address of its own: a hub logs an
+			// address's first refusal in full, and only counts the next.
+			from := fromAddress(net.IPv4(127, 0, 0, byte(20+i)))
 			for _, path := range []string{"/mcp", "/v1/hook", "/v1/wait?timeout=0.1", "/v1/arrivals?after=-1"} {
 				if c.status == 403 && c.logsID == "" && path != "/mcp" {
 					continue // an author in the arguments is a call's
 				}
-				status, body, header := rawHubRequest(t, h.url+path, c.token, c.party, c.body)
+				status, body, header := rawHubRequest(t, from, h.url+path, c.token, c.party, c.body)
 				if status != c.status {
 					t.Errorf("hub %s, %s, %s: status %d, want %d (%s)", h.name, c.name, path, status, c.status, body)
 				}
@@ -262,9 +266,16 @@ func forgeSecret(token string) string {
 	return strings.TrimSuffix(token, secretOf(token)) + strings.Repeat("A", len(secretOf(token)))
 }
 
-// rawHubRequest sends one request as any HTTP client could: a POST of
-// body to /mcp, else a GET.
-func rawHubRequest(t *testing.T, url, token, party, body string) (int, string, http.Header) {
+// fromAddress is a client whose connections come from the loopback
+// address ip (Linux routes all of 127/8 to the loopback device).
+func fromAddress(ip net.IP) *http.Client {
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 5 * time.Second}
+	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+}
+
+// rawHubRequest sends one request with client as any HTTP client could:
+// a POST of body to /mcp, else a GET.
+func rawHubRequest(t *testing.T, client *http.Client, url, token, party, body string) (int, string, http.Header) {
 	t.Helper()
 	method, reader := http.MethodGet, io.Reader(nil)
 	if strings.Contains(url, "/mcp") {
@@ -284,7 +295,7 @@ func rawHubRequest(t *testing.T, url, token, party, body string) (int, string, h
 	if party != "" {
 		req.Header.Set(hub.PartyHeader, party)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -469,7 +480,7 @@ func TestHubSurvivesPostgresRestart(t *testing.T) {
 	waited = startHubWait(t, dash, 20, "gw--dash")
 	mustHubCall(t, gw, "chat_say", map[string]any{"channel": "gw--dash", "text": "a second wake"}, nil)
 	awaitHubWait(t, waited, "gw--dash")
-	if status, body, _ := rawHubRequest(t, a.url+"/healthz", "", "", ""); status != 200 {
+	if status, body, _ := rawHubRequest(t, http.DefaultClient, a.url+"/healthz", "", "", ""); status != 200 {
 		t.Errorf("healthz after the restart: %d %s", status, body)
 	}
 	checkGapless(t, ht.db, "gw--dash")

@@ -149,8 +149,8 @@ func (t *Tokens) store(ctx context.Context, id, secret string, parties []string,
 
 // Verify finds the token text names, if it is valid now.
 func (t *Tokens) Verify(ctx context.Context, text string) (Token, error) {
-	id, secret, ok := strings.Cut(strings.TrimPrefix(text, TokenPrefix), "_")
-	if !ok || !strings.HasPrefix(text, TokenPrefix) || !isTokenID(id) || secret == "" {
+	id, secret, ok := splitToken(text)
+	if !ok {
 		return Token{}, ErrTokenUnknown
 	}
 	tok, hash, err := t.byID(ctx, id)
@@ -160,13 +160,55 @@ func (t *Tokens) Verify(ctx context.Context, text string) (Token, error) {
 	if subtle.ConstantTimeCompare([]byte(hash), []byte(hashSecret(secret))) != 1 {
 		return Token{}, ErrTokenUnknown
 	}
+	return tok, t.validNow(tok)
+}
+
+// TokenID is the id a token's text names, verified or not ("" if the text
+// is not a token's): a hub notes what a request holds before checking it.
+func TokenID(text string) string {
+	id, _, _ := splitToken(text)
+	return id
+}
+
+func splitToken(text string) (id, secret string, ok bool) {
+	id, secret, ok = strings.Cut(strings.TrimPrefix(text, TokenPrefix), "_")
+	if !ok || !strings.HasPrefix(text, TokenPrefix) || !isTokenID(id) || secret == "" {
+		return "", "", false
+	}
+	return id, secret, true
+}
+
+// Check is Verify again for a token already verified, by its id: whether
+// it is still valid now.
+func (t *Tokens) Check(ctx context.Context, id string) (Token, error) {
+	tok, _, err := t.byID(ctx, id)
+	if err != nil {
+		return Token{}, err
+	}
+	return tok, t.validNow(tok)
+}
+
+func (t *Tokens) validNow(tok Token) error {
 	switch {
 	case !tok.Revoked.IsZero():
-		return tok, ErrTokenRevoked
+		return ErrTokenRevoked
 	case !t.clock().Before(tok.Expires):
-		return tok, ErrTokenExpired
+		return ErrTokenExpired
 	}
-	return tok, nil
+	return nil
+}
+
+// Stamp names the revokes so far: it moves at every revoke, on every hub
+// of the store, so that a hub holding requests open learns of one with a
+// single cheap read and checks again only the tokens it holds.
+func (t *Tokens) Stamp(ctx context.Context) (string, error) {
+	var n int64
+	var newest string
+	err := t.sql.QueryRowContext(ctx, `SELECT count(*), COALESCE(max(revoked_at), '') FROM hub_tokens WHERE revoked_at IS NOT NULL`).Scan(&n, &newest)
+	if err != nil {
+		return "", fmt.Errorf("read the tokens' revokes: %w", err)
+	}
+	return fmt.Sprintf("%d %s", n, newest), nil
 }
 
 func (t *Tokens) byID(ctx context.Context, id string) (Token, string, error) {

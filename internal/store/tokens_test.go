@@ -218,3 +218,60 @@ func TestTokenFileNeverOpensALink(t *testing.T) {
 		}
 	})
 }
+
+// A hub that holds requests open learns of a revoke from the stamp, which
+// moves at every revoke and at nothing else, and checks a token it holds
+// again by its id.
+func TestTokenStampMovesAtEveryRevoke(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		ctx := context.Background()
+		db := openTest(t)
+		toks, err := db.Tokens(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer toks.Close()
+		stamp := func() string {
+			t.Helper()
+			s, err := toks.Stamp(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		before := stamp()
+		secret, a, err := toks.Issue(ctx, []string{"node-dash"}, "a", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, b, err := toks.Issue(ctx, []string{"mesh-gw"}, "b", time.Hour); err != nil || stamp() != before {
+			t.Fatalf("issuing tokens moved the stamp (%v, %s)", err, b.ID)
+		}
+		if TokenID(secret) != a.ID || TokenID("mcc_x") != "" || TokenID("hello") != "" {
+			t.Fatalf("TokenID(%q) = %q, want %q", secret, TokenID(secret), a.ID)
+		}
+		if _, err := toks.Check(ctx, a.ID); err != nil {
+			t.Fatalf("Check of a valid token: %v", err)
+		}
+		if _, err := toks.Revoke(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		first := stamp()
+		if first == before {
+			t.Fatal("a revoke left the stamp where it was")
+		}
+		if _, err := toks.Check(ctx, a.ID); !errors.Is(err, ErrTokenRevoked) {
+			t.Fatalf("Check after the revoke: %v", err)
+		}
+		if _, err := toks.Check(ctx, "000000000000"); !errors.Is(err, ErrTokenUnknown) {
+			t.Fatalf("Check of an unknown id: %v", err)
+		}
+		toks.Revoke(ctx, "a") // again: nothing changes
+		if stamp() != first {
+			t.Fatal("revoking a revoked token moved the stamp")
+		}
+		if _, err := toks.Revoke(ctx, "b"); err != nil || stamp() == first {
+			t.Fatalf("a second revoke left the stamp where it was (%v)", err)
+		}
+	})
+}

@@ -189,10 +189,21 @@ func (h hostRule) allows(host string) bool {
 	return err == nil
 }
 
+// headerTimeout bounds the reading of a request's headers; idleTimeout
+// is how long a kept-alive connection may wait for its next request (a
+// browser opens another when it needs one). An event stream is a request
+// under way, never idle. idleTimeout is a variable for the tests.
+const headerTimeout = 10 * time.Second
+
+var idleTimeout = time.Minute
+
 // Serve serves h on ln until ctx ends, then stops: open event streams end
-// with ctx, other requests get a moment to finish.
+// with ctx, other requests get a moment to finish. A connection that
+// sends nothing, or nothing more, is closed after a while: a client on
+// this machine cannot hold the server's files by leaving connections
+// open.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	// A browser opens connections ahead of its requests; Shutdown waits
 	// for one that sent nothing yet as for a request (its whole grace).

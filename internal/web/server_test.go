@@ -464,3 +464,39 @@ func TestHeaderAndChannelListStayInView(t *testing.T) {
 		t.Error("the search box is not in the header, or the channel list not first in the frame")
 	}
 }
+
+// A kept-alive connection that sends no next request is closed after
+// idleTimeout: a client on this machine cannot hold the server's files by
+// leaving connections open.
+func TestServeClosesIdleConnections(t *testing.T) {
+	defer func(was time.Duration) { idleTimeout = was }(idleTimeout)
+	idleTimeout = 100 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, http.NotFoundHandler()) }()
+	defer func() { cancel(); <-served }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", ln.Addr())
+	r := bufio.NewReader(conn)
+	res, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.Close {
+		t.Fatal("the server closed the connection after its answer: nothing is left to be idle")
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("the idle connection is still open after 10 s (%v)", err)
+	}
+}

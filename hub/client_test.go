@@ -2,13 +2,20 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/tools"
 )
 
 // A token the hub refuses is renewed from Renew (what connect saved since)
@@ -81,5 +88,29 @@ func TestClientTrouble(t *testing.T) {
 		if kind != tc.kind || !strings.Contains(says, tc.says) || (kind != "token" && !strings.Contains(says, "http://127.0.0.1:1")) {
 			t.Errorf("Trouble(%v) = %q, %q; want %q and a sentence holding %q", tc.err, kind, says, tc.kind, tc.says)
 		}
+	}
+}
+
+// A member's chat_wait answer is the hub's text, passed through as it is:
+// waited_seconds stays a float as Python writes one (0.0, not 0) from the
+// hub to the member's client.
+func TestMemberWaitAnswerKeepsTheHubsText(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	call(t, gw, "chat_channel_new", `{"name":"gw--dash","parties":["node-dash"]}`)
+	call(t, gw, "chat_say", `{"channel":"gw--dash","text":"are you there?"}`) // the wait answers at once
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := &tools.Service{Config: config.Defaults(), Manifest: manifest, Remote: dash.Call, Me: store.Identity{Name: "node-dash", Team: true}}
+	res, err := front.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`"waited_seconds":[0-9]+\.[0-9][,}]`).Match(res.JSON) {
+		t.Errorf("waited_seconds reached the member not as Python writes a float (one decimal, 0.0 for nothing):\n%s", res.JSON)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,5 +114,38 @@ func TestMemberWaitAnswerKeepsTheHubsText(t *testing.T) {
 	}
 	if !regexp.MustCompile(`"waited_seconds":[0-9]+\.[0-9][,}]`).Match(res.JSON) {
 		t.Errorf("waited_seconds reached the member not as Python writes a float (one decimal, 0.0 for nothing):\n%s", res.JSON)
+	}
+}
+
+// A member's requests share one connection to the hub: each answer's body
+// is read to its end, so its connection serves the next request instead
+// of being closed (a new TCP and TLS handshake for every other call).
+func TestMemberRequestsShareOneConnection(t *testing.T) {
+	ctx, h := newTestHub(t, config.Defaults(), nil)
+	h.srv = httptest.NewUnstartedServer(h.s.Handler(ctx))
+	var conns atomic.Int64
+	h.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	h.srv.Start()
+	t.Cleanup(h.srv.Close)
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	for range 5 {
+		call(t, dash, "chat_whoami", `{}`)
+		call(t, dash, "chat_inbox", `{}`)
+		if _, _, err := dash.Pending(ctx, "", 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dash.TokenInfo(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := dash.Health(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("25 requests one after another opened %d connections to the hub, want 1", n)
 	}
 }

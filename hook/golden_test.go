@@ -85,6 +85,14 @@ func TestHookOutputGolden(t *testing.T) {
 	p.UnreadByPeers = nil
 	step("s3", UserPromptSubmit, "every peer read #7: news, once", p)
 	step("s3", UserPromptSubmit, "the same again: silent", p)
+	p.Channels[0].ReadByAll = 9
+	p.UnreadByPeers = []store.Receipt{{Channel: "all-hands", Seq: 10, Kind: "say", Since: "2026-11-29T18:20:41.1+00:00", ReadBy: []string{}, UnreadBy: []string{"fw-core", "mesh-gw"}}}
+	step("s3", UserPromptSubmit, "node-dash said #10, which no peer has read: no news, silent", p)
+	p.UnreadByPeers[0].ReadBy, p.UnreadByPeers[0].UnreadBy = []string{"fw-core"}, []string{"mesh-gw"}
+	step("s3", UserPromptSubmit, "fw-core read #10: news, once", p)
+	step("s3", UserPromptSubmit, "the same again: silent", p)
+	p.UnreadByPeers[0].UnreadBy = []string{"mesh-gw", "side-car"}
+	step("s3", UserPromptSubmit, "side-car joined all-hands and has not read #10 either: no news, silent", p)
 	golden.Check(t, "session.golden", out.String())
 
 	summary := decodeContext(t, first).HookSpecificOutput.AdditionalContext

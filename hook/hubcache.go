@@ -2,7 +2,9 @@ package hook
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,11 +25,15 @@ type HubCache struct {
 	// CheckedAt is when serve last heard from the hub that this is
 	// still the state.
 	CheckedAt time.Time `json:"checked_at"`
+	// ServePID is the serve that keeps the cache: once it has ended,
+	// nothing follows the hub for the cache any more, however recent
+	// CheckedAt is (a serve that `claude mcp list` starts lives a second).
+	ServePID int `json:"serve_pid"`
 }
 
-// HubCacheFresh is how old a cache may be and still answer: serve polls
-// the hub at least every 45 s, so an older cache means no serve is
-// running, or the hub is out of its reach.
+// HubCacheFresh is how old a cache may be and still answer while its
+// serve runs: serve polls the hub at least every 45 s, so an older cache
+// means the hub is out of its reach.
 const HubCacheFresh = 90 * time.Second
 
 // HubCachePath is where the party's cache lives: beside the hub settings.
@@ -35,15 +41,38 @@ func HubCachePath(paths config.Paths, party string) string {
 	return filepath.Join(filepath.Dir(paths.Hub), "hub-cache", party+".json")
 }
 
-// ReadHubCache reads the party's cache; ok is false when there is none,
-// it cannot be read, or it is older than HubCacheFresh at now.
+// ReadHubCache reads the party's cache; ok (fresh) is false when there is
+// none, it cannot be read, the serve that keeps it is no longer running,
+// or it is older than HubCacheFresh at now.
 func ReadHubCache(path string, now time.Time) (c HubCache, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil || json.Unmarshal(data, &c) != nil {
 		return HubCache{}, false
 	}
 	age := now.Sub(c.CheckedAt)
-	return c, c.ETag != "" && age >= -time.Minute && age < HubCacheFresh
+	return c, c.ETag != "" && age >= -time.Minute && age < HubCacheFresh && c.ServePID > 0 && lookProcess(c.ServePID).live
+}
+
+// DropHubCache removes the party's cache if the serve pid keeps it: that
+// serve no longer hears the hub (it ends, the hub refused its token or is
+// out of reach), so the cache must not answer. A cache another serve
+// keeps is left to that serve.
+func DropHubCache(path string, pid int) error {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the hub cache: %w", err)
+	}
+	var c HubCache
+	if json.Unmarshal(data, &c) != nil || c.ServePID != pid {
+		return nil // not ours (an unreadable cache answers nothing anyway)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the hub cache: %w", err)
+	}
+	return nil
 }
 
 // WriteHubCache replaces the cache at once (a reader never sees half).

@@ -3,8 +3,11 @@ package hook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,7 +35,8 @@ func TestMemberHookAnswersFromTheCache(t *testing.T) {
 		WaitingOnMe: []store.WaitingOnMe{}, WaitingOnPeer: []store.WaitingOnPeer{}}
 	cache := HubCachePath(paths, "node-dash")
 	write := func(at time.Time) {
-		if err := WriteHubCache(cache, HubCache{Party: "node-dash", ETag: `"e1-node-dash"`, Pending: pending, CheckedAt: at}); err != nil {
+		// This test's process stands for the serve that keeps the cache.
+		if err := WriteHubCache(cache, HubCache{Party: "node-dash", ETag: `"e1-node-dash"`, Pending: pending, CheckedAt: at, ServePID: os.Getpid()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,5 +61,45 @@ func TestMemberHookAnswersFromTheCache(t *testing.T) {
 	os.RemoveAll(env["XDG_STATE_HOME"])
 	if got := prompt(); got != "" {
 		t.Fatalf("a stale cache and no hub: %q", got)
+	}
+}
+
+// A cache is fresh only while the serve that keeps it runs: one whose
+// serve has ended answers nothing, however recently it heard the hub, and
+// a serve takes away only the cache it keeps.
+func TestHubCacheIsFreshOnlyWhileItsServeRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub-cache", "node-dash.json")
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Skipf("no process to outlive: %v", err)
+	}
+	now := time.Now()
+	for _, c := range []struct {
+		pid   int
+		fresh bool
+	}{{os.Getpid(), true}, {ended.Process.Pid, false}, {0, false}} {
+		if err := WriteHubCache(path, HubCache{Party: "node-dash", ETag: `"e1"`, CheckedAt: now, ServePID: c.pid}); err != nil {
+			t.Fatal(err)
+		}
+		if _, fresh := ReadHubCache(path, now.Add(time.Second)); fresh != c.fresh {
+			t.Errorf("a cache kept by pid %d, checked a second ago: fresh %v, want %v", c.pid, fresh, c.fresh)
+		}
+	}
+
+	WriteHubCache(path, HubCache{Party: "node-dash", ETag: `"e1"`, CheckedAt: now, ServePID: os.Getpid()})
+	if err := DropHubCache(path, ended.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, fresh := ReadHubCache(path, now); !fresh {
+		t.Fatal("another serve took away the cache this one keeps")
+	}
+	if err := DropHubCache(path, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the serve that keeps the cache dropped it, yet it is there: %v", err)
+	}
+	if err := DropHubCache(path, os.Getpid()); err != nil {
+		t.Fatalf("dropping a cache that is gone: %v", err)
 	}
 }

@@ -54,13 +54,41 @@ type report struct {
 	workspace string
 	channels  []channelBlock
 	waiting   []line
-	// unread are the party's recent messages a peer has not read: news
-	// once per message and set of peers that have not read it.
-	unread []line
+	// unread are the party's recent messages a peer has not read. That a
+	// peer has not read something is no news: a line is news when a peer
+	// read the message since the session last knew of it.
+	unread []receipt
 	// readers tells, per channel, who else sits there and up to which
-	// seq all of them have read: that a message a session was told unread
-	// is now read by all is news to it.
+	// seq all of them have read: that a message a session knew unread is
+	// now read by all is news to it.
 	readers map[string]readers
+}
+
+// receipt is the line of one of the party's messages a peer has not read.
+// Its key is the message's receiptKey followed by who has not read it.
+type receipt struct {
+	line
+	readBy []string
+}
+
+// prefix is the message's receiptKey: the key without who has not read it.
+func (u receipt) prefix() string { return u.key[:strings.LastIndex(u.key, "/")+1] }
+
+// readSince reports whether a peer has read the message since the
+// session, whose record is told, last knew of it: one the record named
+// among those that had not, or, for a message the record does not name,
+// anyone at all.
+func (u receipt) readSince(told set) bool {
+	prefix := u.prefix()
+	for k := range told {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok || rest == "" {
+			continue
+		}
+		before := strings.Split(rest, ",")
+		return slices.ContainsFunc(u.readBy, func(p string) bool { return slices.Contains(before, p) })
+	}
+	return len(u.readBy) > 0
 }
 
 // readers are a channel's other seated parties and the seq up to which
@@ -91,7 +119,7 @@ func newReport(p store.Pending) report {
 		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs)), text: waitingLine(w)})
 	}
 	for _, u := range p.UnreadByPeers {
-		r.unread = append(r.unread, line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)})
+		r.unread = append(r.unread, receipt{line: line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)}, readBy: u.ReadBy})
 	}
 	r.readers = map[string]readers{}
 	for _, c := range p.Channels {
@@ -192,13 +220,13 @@ func receiptLine(u store.Receipt) string {
 	return text
 }
 
-// readByAll are the lines for the party's messages that the session was
-// told unread (told holds their receipt keys) and that every peer has
-// read since, by channel and seq.
+// readByAll are the lines for the party's messages that the session knew
+// unread (told holds their receipt keys) and that every peer has read
+// since, by channel and seq.
 func (r report) readByAll(told set) []line {
 	current := map[string]bool{}
 	for _, u := range r.unread {
-		current[u.key[:strings.LastIndex(u.key, "/")+1]] = true
+		current[u.prefix()] = true
 	}
 	type message struct {
 		channel string
@@ -246,9 +274,11 @@ func cost(s string) int {
 }
 
 // render writes the summary. With told nil it is the full picture;
-// otherwise only lines whose key is not in told. budget is what the text
-// may cost; shown lists the keys of the lines it printed. An empty text
-// means there is nothing to say.
+// otherwise only lines whose key is not in told, and of the receipts only
+// those a peer has read since. budget is what the text may cost; shown
+// lists the keys of the lines it printed, and of the receipts it kept back
+// as no news (the session knows of them now). An empty text means there
+// is nothing to say.
 func (r report) render(told set, budget int) (out string, shown []string) {
 	var waiting []line
 	for _, w := range r.waiting {
@@ -270,15 +300,18 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 		}
 	}
 	// Receipts: first the messages now read by every peer that the
-	// session was told unread, then those a peer has not read.
+	// session knew unread, then those a peer has not read.
 	receipts := r.readByAll(told)
 	for _, u := range r.unread {
-		if told == nil || !told[u.key] {
-			receipts = append(receipts, u)
+		switch {
+		case told == nil || !told[u.key] && u.readSince(told):
+			receipts = append(receipts, u.line)
+		case !told[u.key]:
+			shown = append(shown, u.key) // nobody read it since: no news
 		}
 	}
 	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 {
-		return "", nil
+		return "", shown
 	}
 
 	head := r.header(told != nil)

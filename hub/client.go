@@ -281,7 +281,7 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage, pr
 	if err != nil {
 		return tools.Result{}, err
 	}
-	defer resp.Body.Close()
+	defer release(resp.Body, cancel)
 	msg, err := c.answer(ctx, resp, progress)
 	if err != nil {
 		return tools.Result{}, err
@@ -390,6 +390,8 @@ type Summary struct {
 // Pending asks what waits on the party. With the ETag of an earlier
 // answer, an unchanged state answers changed=false without a read.
 func (c *Client) Pending(ctx context.Context, etag string, newest int) (s Summary, changed bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := c.request(ctx, http.MethodGet, "/v1/hook?newest="+strconv.Itoa(newest), nil)
 	if err != nil {
 		return Summary{}, false, err
@@ -401,7 +403,7 @@ func (c *Client) Pending(ctx context.Context, etag string, newest int) (s Summar
 	if err != nil {
 		return Summary{}, false, err
 	}
-	defer resp.Body.Close()
+	defer release(resp.Body, cancel)
 	s.ETag = resp.Header.Get("ETag")
 	if resp.StatusCode == http.StatusNotModified {
 		return s, false, nil
@@ -446,6 +448,8 @@ func (c *Client) Arrivals(ctx context.Context, after int64, all bool) (Arrivals,
 
 // getJSON asks the hub for path and decodes its answer into out.
 func (c *Client) getJSON(ctx context.Context, path string, out any) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := c.request(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return err
@@ -454,7 +458,7 @@ func (c *Client) getJSON(ctx context.Context, path string, out any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer release(resp.Body, cancel)
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return c.unreachable(ctx, err)
 	}
@@ -463,6 +467,8 @@ func (c *Client) getJSON(ctx context.Context, path string, out any) error {
 
 // Health asks whether the hub runs and reaches its store.
 func (c *Client) Health(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+"/healthz", nil)
 	if err != nil {
 		return err
@@ -471,5 +477,27 @@ func (c *Client) Health(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return resp.Body.Close()
+	release(resp.Body, cancel)
+	return nil
 }
+
+// release reads what is left of an answer's body (the end of its stream,
+// a few bytes) and closes it, so that its connection serves the next
+// request: a body closed before its end takes the connection along, and
+// the next request dials the hub again — a TCP and TLS handshake each
+// time, and for a test that plays a thousand members, a thousand dials
+// at once. stop ends the request: a hub that does not end the body within
+// drainTime, or sends more than maxDrain, loses the connection as before.
+func release(body io.ReadCloser, stop context.CancelFunc) {
+	t := time.AfterFunc(drainTime, stop)
+	io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	t.Stop()
+	body.Close()
+}
+
+// drainTime and maxDrain bound release: the hub ends a body as soon as
+// its answer is written.
+const (
+	drainTime = time.Second
+	maxDrain  = 64 << 10
+)

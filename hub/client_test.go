@@ -2,13 +2,22 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/tools"
 )
 
 // A token the hub refuses is renewed from Renew (what connect saved since)
@@ -81,5 +90,62 @@ func TestClientTrouble(t *testing.T) {
 		if kind != tc.kind || !strings.Contains(says, tc.says) || (kind != "token" && !strings.Contains(says, "http://127.0.0.1:1")) {
 			t.Errorf("Trouble(%v) = %q, %q; want %q and a sentence holding %q", tc.err, kind, says, tc.kind, tc.says)
 		}
+	}
+}
+
+// A member's chat_wait answer is the hub's text, passed through as it is:
+// waited_seconds stays a float as Python writes one (0.0, not 0) from the
+// hub to the member's client.
+func TestMemberWaitAnswerKeepsTheHubsText(t *testing.T) {
+	h := startHub(t)
+	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	call(t, dash, "chat_whoami", `{}`)
+	call(t, gw, "chat_channel_new", `{"name":"gw--dash","parties":["node-dash"]}`)
+	call(t, gw, "chat_say", `{"channel":"gw--dash","text":"are you there?"}`) // the wait answers at once
+	manifest, err := tools.LoadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := &tools.Service{Config: config.Defaults(), Manifest: manifest, Remote: dash.Call, Me: store.Identity{Name: "node-dash", Team: true}}
+	res, err := front.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`"waited_seconds":[0-9]+\.[0-9][,}]`).Match(res.JSON) {
+		t.Errorf("waited_seconds reached the member not as Python writes a float (one decimal, 0.0 for nothing):\n%s", res.JSON)
+	}
+}
+
+// A member's requests share one connection to the hub: each answer's body
+// is read to its end, so its connection serves the next request instead
+// of being closed (a new TCP and TLS handshake for every other call).
+func TestMemberRequestsShareOneConnection(t *testing.T) {
+	ctx, h := newTestHub(t, config.Defaults(), nil)
+	h.srv = httptest.NewUnstartedServer(h.s.Handler(ctx))
+	var conns atomic.Int64
+	h.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	h.srv.Start()
+	t.Cleanup(h.srv.Close)
+	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	for range 5 {
+		call(t, dash, "chat_whoami", `{}`)
+		call(t, dash, "chat_inbox", `{}`)
+		if _, _, err := dash.Pending(ctx, "", 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dash.TokenInfo(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := dash.Health(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("25 requests one after another opened %d connections to the hub, want 1", n)
 	}
 }

@@ -42,10 +42,14 @@ func (c *Client) Watch() *Watcher {
 	return &Watcher{c: c, ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 
-// Next is a channel closed at the next change the hub reports.
+// Next is a channel closed at the next change the hub reports; the first
+// Next's at the first answer. It takes its channel before it starts the
+// poller: an answer that came in between would have woken nobody, and
+// the waiter would have slept until the following change.
 func (w *Watcher) Next() <-chan struct{} {
+	next := w.changed.Next()
 	w.Start()
-	return w.changed.Next()
+	return next
 }
 
 // Start begins polling, if it has not begun.

@@ -261,7 +261,9 @@ func TestClaudeHookContextReachesTheModel(t *testing.T) {
 	c := newClaude(t, w)
 	gw, dash := seatPair(t, w)
 
-	model := startModel(t, scripted.End("one"), scripted.End("two"), scripted.End("two, after the stop"), scripted.End("three"))
+	model := startModel(t, scripted.End("one"), scripted.End("two"), scripted.End("two, after the stop"), scripted.End("three"),
+		scripted.Do(scripted.MCP("chat", "chat_say", map[string]any{"channel": "gw--dash", "text": "looking into it"})), scripted.End("four"),
+		scripted.End("five"), scripted.End("six"), scripted.End("seven"))
 	s := c.start(t, gw, model)
 	s.prompt(t, "prompt-1: nothing waits yet")
 	if first := firstTurn(t, model); first.Contains(ourSummary) {
@@ -277,6 +279,24 @@ func TestClaudeHookContextReachesTheModel(t *testing.T) {
 	s.prompt(t, "prompt-3: nothing new")
 	if turn := promptTurn(t, model, "prompt-3"); turn.NewContains(ourSummary) {
 		t.Errorf("with nothing new, the prompt was told again:\n%s", describe(turn.New))
+	}
+	// The session's own say, which node-dash has not read yet: no news.
+	s.prompt(t, "prompt-4: say something")
+	var said struct{ Seq int64 }
+	mustResult(t, model, "chat_say", &said)
+	s.prompt(t, "prompt-5: nothing new after the session's own say")
+	if turn := promptTurn(t, model, "prompt-5"); turn.NewContains(ourSummary) {
+		t.Errorf("after the session's own say, a prompt with nothing new was told:\n%s", describe(turn.New))
+	}
+	// node-dash reads it: news once.
+	w.mustCall(dash, "chat_read", map[string]any{"channel": "gw--dash"}, nil)
+	s.prompt(t, "prompt-6: after node-dash read it")
+	if p := partWith(promptTurn(t, model, "prompt-6").New, "system", promptContext); p == nil || !strings.Contains(p.Text, fmt.Sprintf("#gw--dash #%d — seen by node-dash", said.Seq)) {
+		t.Errorf("the prompt after node-dash read the say does not say so:\n%s", describe(promptTurn(t, model, "prompt-6").New))
+	}
+	s.prompt(t, "prompt-7: nothing new")
+	if turn := promptTurn(t, model, "prompt-7"); turn.NewContains(ourSummary) {
+		t.Errorf("the receipt was told again:\n%s", describe(turn.New))
 	}
 	s.close(t)
 

@@ -553,7 +553,8 @@ func TestHubDownMemberFailsClearly(t *testing.T) {
 // A member's `mcpp-chat serve`, connected to the hub, is told through
 // chat_inbox of an ask a peer posted through the hub with its own token;
 // serve keeps the hook's cache, and the hook answers from that cache —
-// even once the hub is gone.
+// even while the hub does not answer, as long as serve's poll of it is
+// open. Once serve has lost the hub, the cache answers no more.
 func TestHubMemberServeAndHookCache(t *testing.T) {
 	skipShort(t)
 	ht := newHubTeam(t)
@@ -581,11 +582,27 @@ func TestHubMemberServeAndHookCache(t *testing.T) {
 
 	cache := filepath.Join(filepath.Dir(hubFile(m)), "hub-cache", "node-dash.json")
 	awaitFileHolding(t, cache, "chunk-api", callTimeout, "serve kept no cache holding the ask")
-	// Without the hub, only the cache can answer.
-	a.kill()
+	// With the hub frozen, only the cache can answer.
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
 	text := contextOf(t, m.runHook(dashDir, hookPayload("s1", "UserPromptSubmit", dashDir, "prompt", "go on"),
 		[]string{"CLAUDE_PROJECT_DIR=" + dashDir}, "--event", "UserPromptSubmit"), "UserPromptSubmit")
 	contains(t, text, "chunk-api", "Is the chunk header enum closed?", "mesh-gw")
+
+	// The hub gone: serve's poll fails, and serve says so once it has
+	// taken the cache away.
+	a.kill()
+	s, _ := servers.Load(session)
+	serveErr := s.(*served).stderr
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(serveErr.String(), "cannot be reached"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not say it lost the hub:\n%s", serveErr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustSilent(t, "SessionStart once serve lost the hub", m.runHook(dashDir, hookPayload("s2", "SessionStart", dashDir, "source", "startup"),
+		[]string{"CLAUDE_PROJECT_DIR=" + dashDir}, "--event", "SessionStart"))
 }
 
 // On a member machine `watch --mine` follows the hub: a peer's ask posted

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,26 @@ func TestWaitedSecondsHasOneDecimal(t *testing.T) {
 	if tenth := w.WaitedSeconds * 10; tenth != math.Round(tenth) || w.WaitedSeconds < 0.9 {
 		t.Errorf("a 1 s wait reported waited_seconds %v, want about 1 with one decimal", w.WaitedSeconds)
 	}
+}
+
+// waited_seconds is written as the Python edition writes it, a float
+// (0.0, not 0), on either engine: the answer's text is compared, since a
+// client that parses it sees no difference.
+func TestWaitedSecondsIsWrittenAsAFloat(t *testing.T) {
+	bothStores(t, func(t *testing.T, db *store.DB) {
+		p := newPairOn(t, db)
+		p.say("are you there?")
+		res := p.call(p.reader, "chat_wait", map[string]any{"seconds": 5}, nil) // answers at once
+		if !pyFloatField(res.JSON, "waited_seconds") {
+			t.Errorf("waited_seconds is not written as Python writes a float (one decimal, 0.0 for nothing):\n%s", res.JSON)
+		}
+	})
+}
+
+// pyFloatField reports whether the answer's text writes key's value the
+// way Python writes a number of tenths: digits, a point, one digit.
+func pyFloatField(answer []byte, key string) bool {
+	return regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `":[0-9]+\.[0-9][,}]`).Match(answer)
 }
 
 // A wait that answers at once, for what was already waiting, says so

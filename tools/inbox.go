@@ -167,7 +167,7 @@ func partyLine(p store.PartyInfo) string {
 type WaitResult struct {
 	inboxAnswer
 	Arrived       bool    `json:"arrived"`
-	WaitedSeconds float64 `json:"waited_seconds"`
+	WaitedSeconds pyFloat `json:"waited_seconds"`
 	// already: it was waiting on you before the wait began (arrived is
 	// true, as the Python edition answers; only the display says so).
 	already bool
@@ -244,8 +244,8 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 
 // tenths is a duration in seconds rounded to one decimal, as the Python
 // edition reports waited_seconds.
-func tenths(d time.Duration) float64 {
-	return math.Round(d.Seconds()*10) / 10
+func tenths(d time.Duration) pyFloat {
+	return pyFloat(math.Round(d.Seconds()*10) / 10)
 }
 
 // waitsOnMe: an unread message, or an item needing your ack or prune-ok

@@ -64,9 +64,9 @@ func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
 	}
 	fmt.Fprintf(stdout, "party:       %s\n", text.Clean(in.party.Name))
 	if cache, fresh := hook.ReadHubCache(hook.HubCachePath(in.paths, in.party.Name), time.Now()); fresh {
-		fmt.Fprintf(stdout, "hook cache:  fresh (a serve heard from the hub %s ago)\n", time.Since(cache.CheckedAt).Round(time.Second))
+		fmt.Fprintf(stdout, "hook cache:  fresh (kept by serve, pid %d, which heard from the hub %s ago)\n", cache.ServePID, time.Since(cache.CheckedAt).Round(time.Second))
 	} else {
-		fmt.Fprintf(stdout, "hook cache:  none fresh — no serve of %s runs here now; the hook asks the hub itself (within %v)\n", text.Clean(in.party.Name), hubHookBudget)
+		fmt.Fprintf(stdout, "hook cache:  none fresh — no serve of %s here hears the hub now; the hook asks the hub itself (within %v)\n", text.Clean(in.party.Name), hubHookBudget)
 	}
 	return ok
 }

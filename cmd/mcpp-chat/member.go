@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -97,32 +98,45 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 
 // followHub keeps, while serve runs, the hook's cache of what waits on
 // the party and the tick file in step with the hub. It returns a
-// function that stops it.
+// function that stops it. The cache names this process and is fresh only
+// while it runs and hears the hub: a poll or a read that fails (the token
+// refused, the hub out of reach) and the end of serve take it away, so
+// that the hook asks the hub itself rather than answer from it.
 func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer) func() {
 	w := c.Watch()
 	path := hook.HubCachePath(in.paths, c.Party)
+	pid := os.Getpid()
+	drop := func() {
+		if err := hook.DropHubCache(path, pid); err != nil {
+			log.Warn("could not take the hook's cache away", "err", err)
+		}
+	}
 	var last hook.HubCache
 	status := &hubStatus{c: c, w: stderr, command: "serve",
 		meanwhile: "the chat tools fail and the hook stays silent", back: "the chat tools and the hook work again"}
-	w.OnError = status.trouble
+	w.OnError = func(err error) {
+		drop()
+		status.trouble(err)
+	}
 	first := true
 	w.OnPoll = func(etag string, changed bool) {
 		status.fine()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if changed {
-			s, _, err := c.Pending(ctx, "", hook.NewestShown)
-			if err != nil {
-				return // the next poll tries again
-			}
-			last = hook.HubCache{Party: c.Party, ETag: s.ETag, Pending: s.Pending}
-			if !first && in.paths.Tick != "" {
-				wake.WriteTick(in.paths.Tick, store.Change{Channel: "*", Author: "hub", CommittedAt: store.Now()})
-			}
-			first = false
+		if changed && !first && in.paths.Tick != "" {
+			wake.WriteTick(in.paths.Tick, store.Change{Channel: "*", Author: "hub", CommittedAt: store.Now()})
 		}
-		if last.ETag == "" {
-			return
+		first = false
+		// The poll and the summary name the same state by the same tag:
+		// a summary that could not be read is read again at the next poll.
+		if etag != last.ETag {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			s, _, err := c.Pending(ctx, "", hook.NewestShown)
+			cancel()
+			if err != nil {
+				last = hook.HubCache{}
+				drop()
+				return
+			}
+			last = hook.HubCache{Party: c.Party, ETag: s.ETag, Pending: s.Pending, ServePID: pid}
 		}
 		last.CheckedAt = time.Now()
 		if err := hook.WriteHubCache(path, last); err != nil {
@@ -130,7 +144,10 @@ func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer) fu
 		}
 	}
 	w.Start()
-	return func() { w.Close() }
+	return func() {
+		w.Close()
+		drop()
+	}
 }
 
 // hubStatus says on stderr, one line each, when a member's line to its hub

@@ -216,11 +216,56 @@ func (r *MixResult) All() []time.Duration {
 // SayEvery is the share of says in Mix's loop: one call in SayEvery.
 const SayEvery = 4
 
+// atOnce is how many members connect to the hub at a time (connect).
+const atOnce = 16
+
+// connect has each member make its first request (first), atOnce members
+// at a time, so that its connection to the hub exists before the load
+// starts and serves it (the client keeps it), as on members' own
+// machines, each of which dials once. One process playing a thousand
+// members must not dial for all of them at once: a dial's time runs from
+// its start, its goroutine waits its turn behind every other member's
+// work, and on a loaded machine the process got round to some of them
+// only after their 3 s had run out — though the kernel had completed
+// each handshake at once (no listen overflow, no SYN sent again).
+func connect(ctx context.Context, clients []*hub.Client, first func(*hub.Client) error, errs *Tally) {
+	turns := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		turns <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-turns }()
+			errs.Add(first(c))
+		})
+	}
+	wg.Wait()
+}
+
+// whoami is a member's chat_whoami: its first call, which also makes the
+// hub's server for its party.
+func whoami(ctx context.Context) func(*hub.Client) error {
+	return func(c *hub.Client) error {
+		_, err := c.Call(ctx, "chat_whoami", json.RawMessage(`{}`), nil)
+		return err
+	}
+}
+
+// tokenInfo is the hub's lightest answer a member's token gets
+// (/v1/token): a crowd's thousand parties would make each chat_whoami
+// list a thousand known parties.
+func tokenInfo(ctx context.Context) func(*hub.Client) error {
+	return func(c *hub.Client) error {
+		_, err := c.TokenInfo(ctx)
+		return err
+	}
+}
+
 // Mix has every member call the hub in a loop for d, member i on
 // hubs[i%len(hubs)]: one chat_say in SayEvery into its channels in turn,
 // chat_inbox otherwise, each call as soon as the last answered. Each
-// member first makes one chat_whoami, not timed, so that connections and
-// the hub's per-party servers exist before the clock starts.
+// member first makes a chat_whoami (connect), not timed, so that its
+// connection and the hub's server for its party exist before the clock
+// starts.
 func Mix(ctx context.Context, hubs []string, members []Member, d time.Duration) (*MixResult, error) {
 	clients := make([]*hub.Client, len(members))
 	for i, m := range members {
@@ -231,14 +276,7 @@ func Mix(ctx context.Context, hubs []string, members []Member, d time.Duration) 
 		clients[i] = c
 	}
 	r := &MixResult{Lat: map[string][]time.Duration{}}
-	var warm sync.WaitGroup
-	for _, c := range clients {
-		warm.Go(func() {
-			_, err := c.Call(ctx, "chat_whoami", json.RawMessage(`{}`), nil)
-			r.WarmUp.Add(err)
-		})
-	}
-	warm.Wait()
+	connect(ctx, clients, whoami(ctx), &r.WarmUp)
 	var mu sync.Mutex
 	start := time.Now()
 	end := start.Add(d)
@@ -297,6 +335,9 @@ type CrowdResult struct {
 	// Refused waits ended in an error: the hub's refusal (HTTP status),
 	// a tool error, or a broken connection.
 	Refused Tally
+	// WarmUp are the errors of the members' first calls (connect),
+	// before the waits.
+	WarmUp Tally
 	// UnderWay is how many waits had sent progress (the hub was running
 	// them) when the say was sent.
 	UnderWay int
@@ -310,10 +351,10 @@ type CrowdResult struct {
 	Wake []time.Duration
 }
 
-// Crowd starts a chat_wait for every waiter on the hub at url, each on
-// its own connection, and has the announcer say one thing in
-// CrowdChannel once they are under way: every wait should answer that
-// something arrived.
+// Crowd connects every waiter to the hub at url, each on its own
+// connection (connect), starts a chat_wait for each, and has the
+// announcer say one thing in CrowdChannel once they are under way: every
+// wait should answer that something arrived.
 func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, opts CrowdOptions) (*CrowdResult, error) {
 	say, err := hub.NewClient(url, announcer.Token, "")
 	if err != nil {
@@ -326,6 +367,7 @@ func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, 
 		}
 	}
 	r := &CrowdResult{Waiters: len(waiters)}
+	connect(ctx, slices.Concat(clients, []*hub.Client{say}), tokenInfo(ctx), &r.WarmUp)
 	type outcome struct {
 		at      time.Time
 		arrived bool
@@ -404,13 +446,16 @@ func Crowd(ctx context.Context, url string, waiters []Member, announcer Member, 
 // Summary is one line of what a Crowd run saw, for a log or a failure.
 func (r *CrowdResult) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d waits: %d woken by the say, %d answered before it, %d answered nothing arrived, %d refused; %d under way when the say was sent at %s",
-		r.Waiters, r.Woken, r.Early, r.Quiet, r.Refused.N(), r.UnderWay, r.SaidAt.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%d waits: %d woken by the say, %d answered before it, %d answered nothing arrived, %d refused; %d under way when the say was sent at %s; the say took %s",
+		r.Waiters, r.Woken, r.Early, r.Quiet, r.Refused.N(), r.UnderWay, r.SaidAt.Round(time.Millisecond), r.Say.Round(time.Millisecond))
 	if r.SayErr != nil {
 		fmt.Fprintf(&b, "; the say failed: %v", r.SayErr)
 	}
 	if first := r.Refused.First(3); len(first) > 0 {
 		fmt.Fprintf(&b, "; refusals: %s", strings.Join(first, " | "))
+	}
+	if first := r.WarmUp.First(3); len(first) > 0 {
+		fmt.Fprintf(&b, "; %d first calls failed: %s", r.WarmUp.N(), strings.Join(first, " | "))
 	}
 	return b.String()
 }

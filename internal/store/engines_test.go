@@ -20,16 +20,19 @@ func isPostgres(db *DB) bool {
 	return ok
 }
 
-// fingerprint takes the database's fingerprint once the files' times can
-// be trusted (right after a write there is none, by design).
-func fingerprint(t *testing.T, path string) string {
+// fingerprint waits until the store's state can be named (right after
+// a write a file's cannot, by design) and names it.
+func fingerprint(t *testing.T, db *DB) string {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if fp, ok := Fingerprint(path); ok {
-			return fp
+	deadline := time.Now().Add(time.Minute)
+	for {
+		state, ok := db.State()
+		switch {
+		case ok:
+			return state
+		case time.Now().After(deadline):
+			t.Fatalf("no state of %s in a minute", db.Path())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no fingerprint for %s", path)
-		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

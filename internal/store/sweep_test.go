@@ -12,7 +12,7 @@ import (
 func trustedFingerprint(t *testing.T, db *DB) {
 	t.Helper()
 	if !isPostgres(db) {
-		fingerprint(t, db.Path())
+		fingerprint(t, db)
 	}
 }
 
@@ -62,7 +62,7 @@ func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", ""))
-	fingerprint(t, db.Path())
+	fingerprint(t, db)
 	must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}))
 	other, err := Open(ctx, db.Path())
 	if err != nil {

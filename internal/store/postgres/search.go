@@ -11,8 +11,6 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store/fulltext"
 
-	"database/sql"
-
 	"errors"
 )
 
@@ -74,7 +72,7 @@ func (e *Engine) Search(ctx context.Context, q engine.Query) (engine.Ranked, err
 		if err := t.Row(matched+`SELECT count(*)`+from, args...).Scan(&out.Total); err != nil {
 			return nil, err
 		}
-		ids, err := scanIDs(t.Query(matched+`SELECT m.id`+from+
+		ids, err := engine.IDs(t.Query(matched+`SELECT m.id`+from+
 			fmt.Sprintf(` ORDER BY ts_rank(%s, %s) DESC, m.id DESC LIMIT %d OFFSET %d`, pgRankText, match, limit, max(q.Skip, 0)), args...))
 		if err != nil || len(ids) == 0 {
 			return nil, err
@@ -126,23 +124,6 @@ func pgMatches(match string, scope []int64, archived *bool) (matched, from strin
 		from += fmt.Sprintf(` AND m.is_archived = %d`, map[bool]int{false: 0, true: 1}[*archived])
 	}
 	return matched, from
-}
-
-// scanIDs reads the rows of a query of one column of ids.
-func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // headlines marks the matching passage of each of a page's hits, in the

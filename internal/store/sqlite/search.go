@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -116,24 +115,7 @@ func (x *searchIndex) rank(ctx context.Context, query string, q engine.Query) ([
 
 // ids runs a query of one column of ids.
 func (x *searchIndex) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
-	return scanIDs(x.query(ctx, nil, query, args...))
-}
-
-// scanIDs reads the rows of a query of one column of ids.
-func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return engine.IDs(x.query(ctx, nil, query, args...))
 }
 
 // snippets cuts the matching passage of each of a page's hits. FTS5's own

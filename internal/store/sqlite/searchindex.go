@@ -348,7 +348,7 @@ func (x *searchIndex) writeMark(ctx context.Context, itx *sql.Tx, m mark, finger
 func (x *searchIndex) liveAsks(ctx context.Context, itx *sql.Tx) (map[int64]bool, error) {
 	rows, err := x.query(ctx, itx, `SELECT substr(key, ?1) FROM meta WHERE key > ?2 AND key < ?3`,
 		len(liveAskKey)+1, liveAskKey, liveAskEnd)
-	ids, err := scanIDs(rows, err)
+	ids, err := engine.IDs(rows, err)
 	out := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		out[id] = true
@@ -683,7 +683,7 @@ func settleAsks(t engine.Tx, m mark, listed askList) (settled, error) {
 		}
 	}
 	list, _ := json.Marshal(st.gone)
-	st.archived, err = scanIDs(t.Query(`WITH RECURSIVE thread(id) AS (
+	st.archived, err = engine.IDs(t.Query(`WITH RECURSIVE thread(id) AS (
 			SELECT value FROM json_each(?1) UNION SELECT m.id FROM messages m JOIN thread ON m.parent_id = thread.id)
 		SELECT m.id FROM thread JOIN messages m ON m.id = thread.id WHERE m.is_archived = 1 AND m.id <= ?2`, string(list), m.id))
 	return st, err
@@ -695,7 +695,7 @@ func settleAsks(t engine.Tx, m mark, listed askList) (settled, error) {
 // the channels outside, so each channel is a range of the index; the other
 // way round the planner scanned all of it.
 func liveAsksUpTo(t engine.Tx, id int64) ([]int64, error) {
-	return scanIDs(t.Query(`SELECT m.id`+liveAsksFrom, id))
+	return engine.IDs(t.Query(`SELECT m.id`+liveAsksFrom, id))
 }
 
 const liveAsksFrom = ` FROM channels c CROSS JOIN messages m ON m.channel_id = c.id
@@ -750,7 +750,7 @@ func docsAfter(t engine.Tx, id int64, n, maxBytes int) (docs []newDoc, full bool
 
 // archivedUpTo lists the archived rows up to id.
 func archivedUpTo(t engine.Tx, id int64, out *[]int64) error {
-	ids, err := scanIDs(t.Query(`SELECT id FROM messages WHERE is_archived = 1 AND id <= ?`, id))
+	ids, err := engine.IDs(t.Query(`SELECT id FROM messages WHERE is_archived = 1 AND id <= ?`, id))
 	*out = append(*out, ids...)
 	return err
 }

@@ -1,5 +1,5 @@
 // Package listen wakes the waiters of a team store. PostgreSQL announces
-// every commit that changed something on store.NotifyChannel; a Listener
+// every commit that changed something on postgres.NotifyChannel; a Listener
 // hears it on a connection of its own and closes the channel its waiters
 // hold, as the file watcher does for a database file.
 //
@@ -25,7 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/store/postgres"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -140,7 +140,7 @@ func (l *Listener) listen(ctx context.Context) {
 		return
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+store.NotifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+postgres.NotifyChannel); err != nil {
 		return
 	}
 	clocks, _ := readClocks(ctx, conn)
@@ -168,11 +168,11 @@ func (l *Listener) listen(ctx context.Context) {
 }
 
 // announced wakes the waiters of a commit's notification: those of the
-// keys it names (store.Announcement), or every waiter when it names none
+// keys it names (postgres.announcement), or every waiter when it names none
 // (another release's) or the person's commands (key 0).
 func (l *Listener) announced(payload string) {
 	l.changed.Notify()
-	keys, ok := store.AnnouncedKeys(payload)
+	keys, ok := postgres.AnnouncedKeys(payload)
 	if !ok || slices.Contains(keys, 0) {
 		l.keyed.fireAll()
 		return

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
 	"github.com/mcpp/mcpp-chat/internal/store"
+
+	"github.com/mcpp/mcpp-chat/internal/store/postgres"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -205,7 +207,7 @@ func TestKeyedWaitersHearOnlyWhatConcernsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `SELECT pg_notify($1, 'gw-fw 9 mesh-gw')`, store.NotifyChannel); err != nil {
+	if _, err := c.Exec(ctx, `SELECT pg_notify($1, 'gw-fw 9 mesh-gw')`, postgres.NotifyChannel); err != nil {
 		t.Fatal(err)
 	}
 	woken(t, old, "an announcement without keys")

@@ -14,7 +14,7 @@ func dumpTables(t *testing.T, db *DB) string {
 	t.Helper()
 	var b strings.Builder
 	for _, table := range []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors"} {
-		rows, err := db.sql.Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
+		rows, err := rawSQL(db).Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestMergeCombinesSharedRows(t *testing.T) {
 		t.Errorf("the ack given as node-dash~2 does not count: %+v", inbox.WaitingOnMe)
 	}
 	var consumers int
-	db.sql.QueryRow(`SELECT count(*) FROM item_consumers`).Scan(&consumers)
+	rawSQL(db).QueryRow(`SELECT count(*) FROM item_consumers`).Scan(&consumers)
 	if consumers != 2 {
 		t.Errorf("%d consumer rows, want mesh-gw's and node-dash's", consumers)
 	}

@@ -27,7 +27,7 @@ func seedTemplate(b *testing.B, dir string, history int) string {
 	if _, err := db.Seed(context.Background(), BenchSpec(seedParties(10), history)); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.sql.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := rawSQL(db).Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		b.Fatal(err)
 	}
 	return path

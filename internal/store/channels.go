@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/store/engine"
 )
 
 // ChannelName trims and lowercases a channel name and checks it against
@@ -383,7 +385,7 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 		if err != nil {
 			return err
 		}
-		if err := t.lockName(lockChannelName, clean); err != nil {
+		if _, err := t.lockName(engine.ChannelName, clean); err != nil {
 			return err
 		}
 		var exists int

@@ -732,18 +732,15 @@ func (t *tx) sweep(p party) ([]archived, error) {
 }
 
 // stillArchivable takes the lock of a's channel, without waiting for it,
-// and says whether a is still to be archived. On SQLite the call is alone
-// and a is as the sweep found it. On a team store another call may hold
-// the channel (then a is left to a later sweep: waiting there could close
-// a circle of calls waiting for each other) or may have archived a since
-// the sweep looked.
+// and says whether a is still to be archived. Another call may hold the
+// channel (then a is left to a later sweep: waiting there could close a
+// circle of calls waiting for each other) or, on an engine whose writing
+// calls run beside each other, may have archived a since the sweep looked
+// (recheck).
 func (t *tx) stillArchivable(a archived) (bool, error) {
-	if t.team == nil {
-		return true, nil
-	}
-	got, err := t.tryLockChannel(a.channelID)
-	if err != nil || !got {
-		return false, err
+	got, recheck, err := t.tryLockChannel(a.channelID)
+	if err != nil || !got || !recheck {
+		return got, err
 	}
 	var ok bool
 	err = t.row(`SELECT EXISTS (SELECT 1 FROM messages m WHERE m.id = ? AND m.kind = 'ask' AND m.status = 'done' AND m.is_archived = 0

@@ -54,7 +54,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 // An entry stops answering once the party's last_seen would be written again.
 func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 	db := world(t)
-	fingerprint(t, db.path)
+	fingerprint(t, db)
 	s := db.readSweep()
 	if !s.known {
 		t.Skip("fingerprint unknown")

@@ -115,7 +115,7 @@ func TestChangeCarriesTheCallsTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var written string
-	if err := db.sql.QueryRow(`SELECT created_at FROM messages WHERE body = 'hello'`).Scan(&written); err != nil {
+	if err := rawSQL(db).QueryRow(`SELECT created_at FROM messages WHERE body = 'hello'`).Scan(&written); err != nil {
 		t.Fatal(err)
 	}
 	var c Change

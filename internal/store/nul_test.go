@@ -63,7 +63,7 @@ func TestCopyMakesNULStorable(t *testing.T) {
 		`SELECT title || '|' || body || '|' || ref FROM messages WHERE slug = 'nul'`: "t\uFFFD|plain|a\uFFFDb",
 	} {
 		var got string
-		if err := to.sql.QueryRow(query).Scan(&got); err != nil || got != want {
+		if err := rawSQL(to).QueryRow(query).Scan(&got); err != nil || got != want {
 			t.Errorf("%s = %q (%v), want %q", query, got, err, want)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpp/mcpp-chat/internal/store/engine"
 )
 
 // Identity is who makes a call: the party's folder-derived name and its
@@ -39,6 +41,11 @@ func (id Identity) check() error {
 	return nil
 }
 
+// who is the identity as an engine tells parties apart.
+func (id Identity) who() engine.Who {
+	return engine.Who{Name: id.Name, Workspace: id.Workspace, Team: id.Team}
+}
+
 // TeamWorkspace is what a team party made by a hub records as its
 // workspace: no path of the hub's machine is the party's.
 func TeamWorkspace(name string) string { return "team:" + name }
@@ -63,21 +70,18 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 		return party{}, err
 	}
 	var p party
-	key, by := id.Workspace, "workspace_path"
-	if id.Team {
-		key, by = id.Name, "name"
-	}
+	by, key := id.who().Key()
 	err := t.row(`SELECT id, name, last_seen FROM parties WHERE `+by+` = ?`, key).Scan(&p.id, &p.name, &p.lastSeen)
-	if errors.Is(err, sql.ErrNoRows) && t.team != nil && !t.team.partyLocked {
-		// Two first calls of one party on a team store: the second
-		// finds the first's party once it has the lock.
-		if err := t.lockName(lockPartyNew, id.Name); err != nil {
-			return party{}, err
-		}
-		t.team.partyLocked = true
-		return t.me(id, writing)
-	}
 	if errors.Is(err, sql.ErrNoRows) {
+		// Two first calls of one party beside each other: the second
+		// finds the first's party once it has the name's turn.
+		fresh, err := t.lockName(engine.NewParty, id.Name)
+		switch {
+		case err != nil:
+			return party{}, err
+		case fresh:
+			return t.me(id, writing)
+		}
 		return t.newParty(id)
 	}
 	if err != nil {
@@ -102,27 +106,10 @@ func (t *tx) meKnown(id Identity, writing bool, known party) (party, error) {
 	return t.me(id, writing)
 }
 
-// seen writes the party's last_seen. On a team store another call of the
-// same party (a session's calls overlap, a party has several sessions)
-// may be writing it right now and will hold the row until it commits:
-// then this call leaves it to that one, a few milliseconds apart, rather
-// than wait its turn — a party's calls never queue behind each other for
-// a time stamp.
-func (t *tx) seen(p party) error {
-	if t.team == nil {
-		_, err := t.exec(`UPDATE parties SET last_seen = ? WHERE id = ?`, t.now, p.id)
-		return err
-	}
-	res, err := t.exec(`UPDATE parties SET last_seen = ?1
-		WHERE id = (SELECT id FROM parties WHERE id = ?2 FOR NO KEY UPDATE SKIP LOCKED) AND last_seen < ?1`, t.now, p.id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		t.clock(-p.id)
-	}
-	return nil
-}
+// seen writes the party's last_seen, unless another call of the party is
+// writing it right now (engine.Tx.SeenParty): a party's calls never queue
+// behind each other for a time stamp.
+func (t *tx) seen(p party) error { return t.et.SeenParty(p.id, t.now) }
 
 func stale(lastSeen, now string) bool {
 	seen, err1 := time.Parse(time.RFC3339Nano, lastSeen)
@@ -131,11 +118,8 @@ func stale(lastSeen, now string) bool {
 }
 
 func (t *tx) newParty(id Identity) (party, error) {
-	if t.team != nil && !t.team.partyLocked {
-		if err := t.lockName(lockPartyNew, id.Name); err != nil {
-			return party{}, err
-		}
-		t.team.partyLocked = true
+	if _, err := t.lockName(engine.NewParty, id.Name); err != nil {
+		return party{}, err
 	}
 	name, err := t.freeName(id.Name)
 	if err != nil {
@@ -226,11 +210,13 @@ func (d *DB) PartyName(ctx context.Context, id Identity) (name string, known boo
 	if err := id.check(); err != nil {
 		return "", false, err
 	}
-	err = d.sql.QueryRowContext(ctx, `SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
+	err = d.read(ctx, func(t *tx) error {
+		return t.row(`SELECT name FROM parties WHERE workspace_path = ?`, id.Workspace).Scan(&name)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return id.Name, false, nil
 	}
-	return name, err == nil, d.wrap(err)
+	return name, err == nil, err
 }
 
 func nullable(s string) any {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 
 	mcppchat "github.com/mcpp/mcpp-chat"
+
+	"github.com/mcpp/mcpp-chat/internal/store/engine"
 )
 
 // fullScan matches a query-plan line that walks a whole table or index of
@@ -43,7 +44,7 @@ func TestEveryCallQueryUsesAnIndex(t *testing.T) {
 func TestCachedStatementsAreNotReprepared(t *testing.T) {
 	db, report := seeded(t, smallSeed)
 	queries := exerciseEveryCall(t, db, report)
-	conn, err := db.sql.Conn(context.Background())
+	conn, err := rawSQL(db).Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,30 +174,16 @@ func TestPatch3IndexesServeTheirQueries(t *testing.T) {
 	}
 }
 
+// cachedQueries are the statements the handle's calls ran: on SQLite
+// those its statement cache keeps, on PostgreSQL as PostgreSQL got them.
 func (d *DB) cachedQueries() []string {
-	if d.pg != nil { // every query the calls ran, as PostgreSQL got it
-		var out []string
-		d.pg.dialect.Range(func(_, pg any) bool {
-			out = append(out, pg.(string))
-			return true
-		})
-		sort.Strings(out)
-		return out
-	}
-	d.stmts.mu.Lock()
-	defer d.stmts.mu.Unlock()
-	var out []string
-	for q := range d.stmts.m {
-		out = append(out, q)
-	}
-	sort.Strings(out)
-	return out
+	return d.eng.(interface{ Statements() []string }).Statements()
 }
 
 // explain returns the query plan's lines; parameters stay unbound.
 func explain(t *testing.T, db *DB, query string) string {
 	t.Helper()
-	conn, err := db.sql.Conn(context.Background())
+	conn, err := rawSQL(db).Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +210,7 @@ func explain(t *testing.T, db *DB, query string) string {
 // patch's indexes exist afterwards, the rows are untouched, and the version
 // says so.
 func TestMigrationAppliesEveryPatch(t *testing.T) {
-	steps, err := patches()
+	steps, err := engine.Patches("schema_patches", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +223,7 @@ func TestMigrationAppliesEveryPatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range steps[:from] {
-				if _, err := old.Exec(s.sql); err != nil {
+				if _, err := old.Exec(s.SQL); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -17,56 +17,12 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func openPG(t *testing.T) (*sql.DB, string) {
-	t.Helper()
-	u := pgtest.URL(t)
-	db, err := openPostgres(context.Background(), u, DefaultMaxConns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db, u
-}
-
-// A hub uses the store from many requests at once: the connections a
-// burst opened stay open for the next one, instead of being closed and
-// opened again, each a new server process.
-func TestPostgresKeepsTheConnectionsOfABurst(t *testing.T) {
-	ctx := context.Background()
-	u := pgtest.URL(t)
-	db, err := OpenPostgres(ctx, u, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ro, err := OpenReadOnlyPostgres(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	for name, pool := range map[string]*sql.DB{"read-write": db.sql, "read-only": ro.db} {
-		var held []*sql.Conn
-		for range 6 {
-			c, err := pool.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			held = append(held, c)
-		}
-		for _, c := range held {
-			c.Close()
-		}
-		if s := pool.Stats(); s.Idle != 6 || s.MaxIdleClosed != 0 {
-			t.Errorf("%s: after a burst of 6 connections %d stay open, %d were closed", name, s.Idle, s.MaxIdleClosed)
-		}
-	}
-}
-
 // The two engines must answer every query alike, so their tables have the
 // same columns in the same order, with the same nullability, defaults and
 // kinds, and the same indexes.
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
-	pg, _ := openPG(t)
+	store, _ := openPGStore(t)
+	pg := rawSQL(store)
 	lite, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -174,86 +130,6 @@ func names(t *testing.T, db *sql.DB, query string) string {
 	return strings.Join(out, " ")
 }
 
-// Processes that start at once on a new store take turns on the schema:
-// every one succeeds and the schema is made once.
-func TestPostgresMigratesOnceUnderConcurrentStarts(t *testing.T) {
-	u := pgtest.URL(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			db, err := openPostgres(context.Background(), u, DefaultMaxConns)
-			if err == nil {
-				db.Close()
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
-}
-
-// A store written by a newer mcpp-chat, or a database that belongs to
-// something else, is refused and left as it was.
-func TestPostgresRefusesUnwritten(t *testing.T) {
-	ctx := context.Background()
-	t.Run("newer schema", func(t *testing.T) {
-		db, u := openPG(t)
-		if _, err := db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
-			t.Fatal(err)
-		}
-		before := postgresColumns(t, db)
-		_, err := openPostgres(ctx, u, DefaultMaxConns)
-		if err == nil || !strings.Contains(err.Error(), "schema version 99") || !strings.Contains(err.Error(), "upgrade mcpp-chat") {
-			t.Fatalf("open = %v, want a refusal naming version 99 and the upgrade", err)
-		}
-		var version int
-		db.QueryRow(`SELECT version FROM schema_version`).Scan(&version)
-		if version != 99 || strings.Join(postgresColumns(t, db), "\n") != strings.Join(before, "\n") {
-			t.Errorf("the refused store changed: version %d", version)
-		}
-	})
-	t.Run("not a chat store", func(t *testing.T) {
-		u := pgtest.URL(t)
-		other, err := sql.Open("pgx", u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer other.Close()
-		if _, err := other.Exec(`CREATE TABLE invoices (id int)`); err != nil {
-			t.Fatal(err)
-		}
-		_, err = openPostgres(ctx, u, DefaultMaxConns)
-		if err == nil || !strings.Contains(err.Error(), "not a chat store") {
-			t.Fatalf("open = %v, want a refusal saying it is not a chat store", err)
-		}
-		if got := names(t, other, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`); got != "invoices" {
-			t.Errorf("tables after the refusal: %s, want invoices alone", got)
-		}
-	})
-}
-
-func TestToPostgres(t *testing.T) {
-	for sqlite, want := range map[string]string{
-		`SELECT a FROM t WHERE b = ? AND c = ?`:                      `SELECT a FROM t WHERE b = $1 AND c = $2`,
-		`UPDATE t SET a = ?2 WHERE id = ?1 AND b = ?2`:               `UPDATE t SET a = $2 WHERE id = $1 AND b = $2`,
-		`SELECT 'what?' || ? FROM t`:                                 `SELECT 'what?' || $1 FROM t`,
-		`SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = ?`:        `SELECT coalesce(max(seq), 0) + 1 FROM m WHERE c = $1`,
-		`SET x = max(cursors.x, excluded.x), y = min(y, (SELECT 1))`: `SET x = GREATEST(cursors.x, excluded.x), y = LEAST(y, (SELECT 1))`,
-		`SELECT datemax(a, b), max(a) FROM t`:                        `SELECT datemax(a, b), max(a) FROM t`,
-		`WHERE id IN (SELECT value FROM json_each(?))`:               `WHERE id = ANY(ARRAY(SELECT json_array_elements_text($1::json)::bigint))`,
-	} {
-		if got := toPostgres(sqlite); got != want {
-			t.Errorf("toPostgres(%s)\n got %s\nwant %s", sqlite, got, want)
-		}
-	}
-}
-
 // A database the Python edition wrote, copied into a team store: every row
 // of every table arrives as it was, new rows get new ids, and a second copy
 // into the now non-empty store is refused without writing.
@@ -283,9 +159,16 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	for _, table := range copyTables {
+	for _, table := range []struct{ name, columns string }{ // every column of the chat's tables
+		{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen"},
+		{"channels", "id, name, about, created_by, created_at, is_closed"},
+		{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid"},
+		{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at"},
+		{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid"},
+		{"cursors", "channel_id, party_id, last_seq, updated_at"},
+	} {
 		q := `SELECT ` + table.columns + ` FROM ` + table.name + ` ORDER BY 1, 2`
-		if got, want := rowsDigest(t, to.sql, q), rowsDigest(t, lite, q); got != want {
+		if got, want := rowsDigest(t, rawSQL(to), q), rowsDigest(t, lite, q); got != want {
 			t.Errorf("%s differs after the copy:\n%s\nwant\n%s", table.name, got, want)
 		}
 	}
@@ -297,11 +180,11 @@ func TestCopyToPostgres(t *testing.T) {
 	if _, err := to.Say(ctx, Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}, SayArgs{Channel: "gw--dash", Text: "after the copy"}); err != nil {
 		t.Fatalf("a write after the copy: %v", err)
 	}
-	before := rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`)
+	before := rowsDigest(t, rawSQL(to), `SELECT id, name FROM parties ORDER BY id`)
 	if _, err := CopyTo(ctx, from, to); err == nil || !strings.Contains(err.Error(), "only into an empty store") {
 		t.Errorf("a second copy: %v, want a refusal", err)
 	}
-	if rowsDigest(t, to.sql, `SELECT id, name FROM parties ORDER BY id`) != before {
+	if rowsDigest(t, rawSQL(to), `SELECT id, name FROM parties ORDER BY id`) != before {
 		t.Error("the refused copy wrote")
 	}
 }
@@ -382,7 +265,7 @@ func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
 		}
 		wg.Wait()
 		var archived int
-		if err := a.sql.QueryRow(`SELECT is_archived FROM messages WHERE slug = $1`, item).Scan(&archived); err != nil || archived != 1 {
+		if err := rawSQL(a).QueryRow(`SELECT is_archived FROM messages WHERE slug = $1`, item).Scan(&archived); err != nil || archived != 1 {
 			t.Fatalf("round %d: after both prune-oks is_archived = %d (%v), want 1", round, archived, err)
 		}
 	}
@@ -434,7 +317,7 @@ func TestPostgresEveryCallQueryUsesAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	queries := exerciseEveryCall(t, db, report)
-	conn, err := db.sql.Conn(ctx)
+	conn, err := rawSQL(db).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

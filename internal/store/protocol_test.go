@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
+
+	"github.com/mcpp/mcpp-chat/internal/store/postgres"
 )
 
 // Every rule of docs/protocol.md, one test each, on a fresh database.
@@ -60,9 +62,9 @@ func openTestWith(t *testing.T, o Options) *DB {
 // secondHandle opens the store db holds again, as another process would.
 func secondHandle(t *testing.T, db *DB) *DB {
 	t.Helper()
-	open := func() (*DB, error) { return Open(context.Background(), db.path) }
-	if db.pg != nil { // a test store's URL has no password: path is the URL
-		open = func() (*DB, error) { return OpenPostgres(context.Background(), db.path, Options{}) }
+	open := func() (*DB, error) { return Open(context.Background(), db.Path()) }
+	if isPostgres(db) { // a test store's URL has no password: path is the URL
+		open = func() (*DB, error) { return OpenPostgres(context.Background(), db.Path(), Options{}) }
 	}
 	other, err := open()
 	if err != nil {
@@ -701,7 +703,7 @@ func TestNewerSchemaRefusedUnwritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.sql.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+	if _, err := rawSQL(db).Exec(`UPDATE schema_version SET version = 99`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -911,10 +913,10 @@ func must2[T any](t *testing.T) func(T, error) T {
 // put the store in a state an older edition could leave.
 func execRaw(t testing.TB, db *DB, query string, args ...any) (sql.Result, error) {
 	t.Helper()
-	if db.pg != nil {
-		query = db.pg.rewrite(query)
+	if isPostgres(db) {
+		query = postgres.Rewrite(query)
 	}
-	return db.sql.Exec(query, args...)
+	return rawSQL(db).Exec(query, args...)
 }
 
 // tableDigest hashes every row of the tables a call may change.
@@ -922,7 +924,7 @@ func tableDigest(t *testing.T, db *DB) string {
 	t.Helper()
 	h := sha256.New()
 	for _, table := range []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors"} {
-		rows, err := db.sql.Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
+		rows, err := rawSQL(db).Query(`SELECT * FROM ` + table + ` ORDER BY 1, 2`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcpp/mcpp-chat/internal/store/engine"
+)
 
 // readCall is one read-type call — chat_read, chat_inbox, chat_whoami —
 // as readAnswer runs it.
@@ -40,38 +44,37 @@ type readCall struct {
 // may run more than once (see DB.view), so it returns its answer rather
 // than adding to one.
 func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p party, swept []archived) (T, error)) (out T, state string, err error) {
-	byParty := c.ownView && d.pg != nil
-	if d.pg != nil {
-		// One turn for the whole call: behind a busy pool it queues once.
-		held, release, err := d.pg.holdTurn(ctx, d.busyTimeout)
-		if err != nil {
-			return out, "", err
-		}
-		defer release()
-		ctx = held
+	ps := partyStates(d.eng)
+	byParty := c.ownView && ps != nil
+	// One turn for the whole call: behind a busy pool it queues once.
+	ctx, release, err := holdTurn(ctx, d.eng)
+	if err != nil {
+		return out, "", err
 	}
+	defer release()
 	var known party // the party's row as the state's look found it
 	memoState := func() string {
 		var fp string
 		var ok bool
 		if byParty {
-			fp, known, ok = d.pg.partyStateOf(ctx, d.sql, c.me)
+			var p engine.Party
+			fp, p, ok = ps.PartyState(ctx, c.me.who())
+			known = party{id: p.ID, name: p.Name, lastSeen: p.LastSeen}
 		} else {
-			fp, ok = d.fingerprint()
+			fp, ok = d.eng.State()
 		}
 		if !ok {
 			return ""
 		}
 		return fp
 	}
-	var before string
-	if c.key != "" && d.pg != nil {
-		// A team store's sweep keeps no state (readSweep): the memo asks.
-		before = memoState()
-	}
 	sweep := d.readSweep()
-	if c.key != "" && d.pg == nil && sweep.known {
-		before = sweep.fp
+	var before string
+	switch {
+	case c.key != "" && sweep.known:
+		before = sweep.fp // a cheap state: the sweep's look is the memo's
+	case c.key != "" && !cheapState(d.eng):
+		before = memoState() // the sweep keeps no state (readSweep): the memo asks
 	}
 	if v, ok := d.answers.lookup(before, c.key); ok {
 		return v.(T), before, nil
@@ -93,7 +96,7 @@ func readAnswer[T any](ctx context.Context, d *DB, c readCall, fn func(t *tx, p 
 			return err
 		}
 		out, err = fn(t, p, swept)
-		wrote = t.wrote
+		wrote = t.wrote()
 		return err
 	})
 	if err != nil {

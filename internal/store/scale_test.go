@@ -252,7 +252,7 @@ func (l *teamLoad) check(ctx context.Context) {
 	}
 	stored := map[string][]row{}
 	seqs := map[string][]int64{}
-	rows, err := l.db.sql.QueryContext(ctx, `SELECT c.name, m.seq, m.body FROM messages m JOIN channels c ON c.id = m.channel_id ORDER BY c.name, m.seq`)
+	rows, err := rawSQL(l.db).QueryContext(ctx, `SELECT c.name, m.seq, m.body FROM messages m JOIN channels c ON c.id = m.channel_id ORDER BY c.name, m.seq`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,7 +230,7 @@ const searchPause = 300 * time.Millisecond
 func waitIndexed(b *testing.B, db *DB) {
 	b.Helper()
 	var newest int64
-	if err := db.sql.QueryRow(`SELECT max(id) FROM messages`).Scan(&newest); err != nil {
+	if err := rawSQL(db).QueryRow(`SELECT max(id) FROM messages`).Scan(&newest); err != nil {
 		b.Fatal(err)
 	}
 	ix, err := driver.Open("file:" + db.Path() + SearchIndexSuffix + "?mode=ro")

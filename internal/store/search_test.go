@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpp/mcpp-chat/internal/store/fulltext"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -258,8 +260,8 @@ func numbered(prefix string, n int, suffix string) string {
 	return strings.Join(words, " ")
 }
 
-// A search looks for at most maxSearchTerms terms in at most
-// maxSearchChars characters, the same on both engines, for an agent and a
+// A search looks for at most fulltext.MaxTerms terms in at most
+// fulltext.MaxChars characters, the same on both engines, for an agent and a
 // person alike: 5,000 prefixes failed inside PostgreSQL with "stack depth
 // limit exceeded".
 func TestSearchBoundsWhatItLooksFor(t *testing.T) {
@@ -267,7 +269,7 @@ func TestSearchBoundsWhatItLooksFor(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
 		phrase := numbered("p", 221, "")
-		if n := len(phrase) + 2; n > maxSearchChars || n < maxSearchChars-10 {
+		if n := len(phrase) + 2; n > fulltext.MaxChars || n < fulltext.MaxChars-10 {
 			t.Fatalf("the phrase is %d characters with its quotes; make it just fit", n)
 		}
 		must(t)(db.Say(ctx, gw, SayArgs{Text: numbered("w", 64, "") + " " + phrase, Channel: "gw--dash"}))
@@ -275,7 +277,7 @@ func TestSearchBoundsWhatItLooksFor(t *testing.T) {
 		for q, want := range map[string]string{
 			numbered("w", 5000, "*"):                   "characters long, and at most 1000 are looked for — search for the few words",
 			numbered("w", 65, ""):                      "has 65 words, and at most 64 are looked for at once — search for the few",
-			strings.Repeat("x", maxSearchChars+1):      "at most 1000 are looked for",
+			strings.Repeat("x", fulltext.MaxChars+1):   "at most 1000 are looked for",
 			`"` + phrase + `" ` + numbered("w", 4, ""): "at most 1000 are looked for",
 		} {
 			_, err := db.Search(ctx, gw, SearchArgs{Query: q})

@@ -16,7 +16,7 @@ import (
 // chatSchema is the chat database's schema as sqlite_master lists it.
 func chatSchema(t *testing.T, db *DB) string {
 	t.Helper()
-	rows, err := db.sql.Query(`SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name`)
+	rows, err := rawSQL(db).Query(`SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name`)
 	if err != nil {
 		t.Fatal(err)
 	}

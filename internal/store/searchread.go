@@ -2,17 +2,17 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 )
 
 // A search reads, however long it takes, and must never make a writer
-// wait: on SQLite the index catch-up and the query run beside chat.db's
-// writers, never through their path (the process's writer slot, the
-// writers' queue on chat.db.lock, BEGIN IMMEDIATE — see DB.update); on
-// PostgreSQL in a READ ONLY transaction on the pool, without the advisory
-// lock every write takes. A search of a large channel that went through
+// wait: it runs as engine.Read (DB.read) — on SQLite the index catch-up
+// and the query beside chat.db's writers, never through their path (the
+// process's writer slot, the writers' queue on chat.db.lock, BEGIN
+// IMMEDIATE); on PostgreSQL in a READ ONLY transaction on the pool,
+// without the advisory lock every write takes, within the share of the
+// pool long reads may hold. A search of a large channel that went through
 // DB.view held that lock for all its seconds, and every say beside it
 // waited, then failed as busy.
 
@@ -21,32 +21,6 @@ import (
 type reader interface {
 	read(ctx context.Context, fn func(*tx) error) error
 }
-
-// read runs fn in a transaction that only reads: it takes no writer slot,
-// no turn in the writers' queue, no write lock and no advisory lock, and
-// is never retried as a writer (as DB.view is when SQLite reports BUSY); a
-// statement in it that writes fails.
-func (d *DB) read(ctx context.Context, fn func(*tx) error) error {
-	if d.pg != nil {
-		return d.pg.readOnly(ctx, d.sql, fn)
-	}
-	d.stmts.prepare(ctx)
-	sqlTx, err := d.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err == nil {
-		defer sqlTx.Rollback()
-		err = fn(&tx{Tx: sqlTx, ctx: ctx, now: Timestamp(d.clock()), stmts: d.stmts})
-	}
-	if isBusy(err) {
-		return d.describe(err)
-	}
-	if err != nil {
-		return d.wrap(err)
-	}
-	return nil
-}
-
-// read is view: a ReadOnly handle has no other way to read.
-func (r *ReadOnly) read(ctx context.Context, fn func(*tx) error) error { return r.view(ctx, fn) }
 
 // searchScope is the channels an agent's search looks in: the one named,
 // which the caller must sit in, or all it sits in. It is read on the read

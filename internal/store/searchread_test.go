@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/store/postgres"
 )
 
 // bigBody is about size bytes of words, most in every body (ipsum, dolor…),
@@ -70,7 +72,7 @@ func TestSearchNeverMakesAWriterWait(t *testing.T) {
 		}
 		t.Logf("%d says beside the searches", len(said))
 		stored := map[string]int{}
-		rows, err := db.sql.Query(`SELECT body FROM messages WHERE body LIKE 'said beside the search, %'`)
+		rows, err := rawSQL(db).Query(`SELECT body FROM messages WHERE body LIKE 'said beside the search, %'`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,45 +95,6 @@ func TestSearchNeverMakesAWriterWait(t *testing.T) {
 	})
 }
 
-// One indexing step holds a bounded amount of text: it used to read up to
-// 5,000 whole bodies (320 MB of 64 KiB ones) under one read snapshot.
-func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
-	db := world(t)
-	ctx := context.Background()
-	bigChannel(t, db, 200, 64<<10)
-	idx, err := openSearchIndex(ctx, db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.close()
-	s, err := idx.step(ctx, openRO(t, db.Path()), true, nil, "")
-	more := s.more
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := idx.readMark(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var read, last int64
-	if err := db.sql.QueryRow(`SELECT (SELECT coalesce(sum(length(body)), 0) FROM messages WHERE id <= ?), (SELECT max(id) FROM messages)`, m.id).
-		Scan(&read, &last); err != nil {
-		t.Fatal(err)
-	}
-	if !more || m.id >= last || read > searchBatchBytes+64<<10 {
-		t.Fatalf("one step read %d bytes, up to message %d of %d (more: %v)", read, m.id, last, more)
-	}
-	for more {
-		if s, err = idx.step(ctx, db, false, s.ahead, ""); err != nil {
-			t.Fatal(err)
-		}
-		more = s.more
-	}
-	if m, _ := idx.readMark(ctx, nil); m.id != last {
-		t.Fatalf("the steps stopped at %d of %d", m.id, last)
-	}
-}
-
 // A search that outlives its time on a team store is stopped, and the
 // person told how to narrow it, in a sentence.
 func TestPostgresSearchPastItsTimeSaysToNarrowIt(t *testing.T) {
@@ -139,8 +102,8 @@ func TestPostgresSearchPastItsTimeSaysToNarrowIt(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
 		bigChannel(t, db, 50, 64<<10)
-		defer func(was time.Duration) { pgSearchTimeout = was }(pgSearchTimeout)
-		pgSearchTimeout = time.Millisecond // a phrase is checked in every body: far longer
+		defer func(was time.Duration) { postgres.SearchTimeout = was }(postgres.SearchTimeout)
+		postgres.SearchTimeout = time.Millisecond // a phrase is checked in every body: far longer
 		_, err := db.Search(ctx, dash, SearchArgs{Query: `"ipsum dolor3"`})
 		refused(t, err, "the search took longer than 1ms and was stopped — narrow it")
 	})
@@ -160,7 +123,7 @@ func TestAgentSearchMakesItsPartyAndNotesItSeen(t *testing.T) {
 		}
 		seen := func(name string) string {
 			var at string
-			if err := db.sql.QueryRow(`SELECT last_seen FROM parties WHERE name = '` + name + `'`).Scan(&at); err != nil {
+			if err := rawSQL(db).QueryRow(`SELECT last_seen FROM parties WHERE name = '` + name + `'`).Scan(&at); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			return at
@@ -200,7 +163,7 @@ func TestSearchesLeaveWritersTheirTurns(t *testing.T) {
 		release := make(chan struct{})
 		var releaseOnce sync.Once
 		letGo := func() { releaseOnce.Do(func() { close(release) }) }
-		pgSearchHeld = func(ctx context.Context) {
+		postgres.SearchHeld = func(ctx context.Context) {
 			n := held.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
@@ -210,7 +173,7 @@ func TestSearchesLeaveWritersTheirTurns(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			letGo() // before the store closes, on a failure too
-			pgSearchHeld = nil
+			postgres.SearchHeld = nil
 		})
 
 		const searches = 30
@@ -222,7 +185,7 @@ func TestSearchesLeaveWritersTheirTurns(t *testing.T) {
 		for range searches {
 			go search(dash)
 		}
-		share := longReadsPerParty
+		share := postgres.LongReadsPerParty
 		for range share {
 			select {
 			case who := <-entered:

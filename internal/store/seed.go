@@ -88,7 +88,7 @@ func (d *DB) Seed(ctx context.Context, spec SeedSpec) (SeedReport, error) {
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("seed only an empty database: %s already has %d parties", d.path, n)
+			return fmt.Errorf("seed only an empty database: %s already has %d parties", d.Path(), n)
 		}
 		s := &seeder{t: t, spec: spec, clock: time.Now().UTC().Add(-30 * 24 * time.Hour)}
 		if err := s.run(); err != nil {
@@ -102,13 +102,13 @@ func (d *DB) Seed(ctx context.Context, spec SeedSpec) (SeedReport, error) {
 
 func (s *seeder) run() error {
 	var err error
-	if s.insert, err = s.t.PrepareContext(s.t.ctx, `INSERT INTO messages
+	if s.insert, err = s.t.et.Prepare(`INSERT INTO messages
 		(channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`); err != nil {
 		return err
 	}
 	defer s.insert.Close()
-	if s.consume, err = s.t.PrepareContext(s.t.ctx, `INSERT INTO item_consumers (message_id, party_id, acked_at, prune_ok_at) VALUES (?, ?, ?, ?)`); err != nil {
+	if s.consume, err = s.t.et.Prepare(`INSERT INTO item_consumers (message_id, party_id, acked_at, prune_ok_at) VALUES (?, ?, ?, ?)`); err != nil {
 		return err
 	}
 	defer s.consume.Close()

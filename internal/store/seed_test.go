@@ -31,7 +31,7 @@ func seeded(t *testing.T, spec SeedSpec) (*DB, SeedReport) {
 func count(t *testing.T, db *DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := db.sql.QueryRow(query, args...).Scan(&n); err != nil {
+	if err := rawSQL(db).QueryRow(query, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -60,7 +60,7 @@ func TestSeedIsAConversationTheToolsAgreeWith(t *testing.T) {
 		t.Fatalf("%d rows break a foreign key", bad)
 	}
 	var ok string
-	if err := db.sql.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+	if err := rawSQL(db).QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
 		t.Fatalf("integrity: %s %v", ok, err)
 	}
 

@@ -5,7 +5,7 @@ import "sync/atomic"
 // sweepMemo lets read-type calls (read, inbox, whoami) skip the archive
 // sweep while the database is as it was when a sweep last found nothing.
 // The sweep's answer depends only on the committed state and every commit
-// of any process moves the Fingerprint, so an unchanged fingerprint means
+// of any process moves the state, so an unchanged state means
 // the sweep would find nothing again. With
 // a few hundred done items waiting on a prune-ok the sweep is half of a
 // chat_read (docs/performance.md); the fingerprint costs a few stats.
@@ -18,51 +18,28 @@ type sweepMemo struct {
 // in the order they need.
 type readSweep struct {
 	memo  *sweepMemo
-	state func() (string, bool) // the store's fingerprint now
-	// stateIn is state asked inside the call's transaction.
-	stateIn func(*tx) (string, bool)
-	fp      string
-	known   bool // fp names the state before the call's transaction
-	clean   bool // the sweep ran and archived nothing
+	state func() (string, bool) // the store's state now
+	fp    string
+	known bool // fp names the state before the call's transaction
+	clean bool // the sweep ran and archived nothing
 }
 
-// fingerprint names the committed state of the store: the database
-// file's Fingerprint, or a team store's change counter (one query).
-// State names the store's committed state: it changes with every commit
-// that wrote. ok is false when it cannot tell (see Fingerprint).
-func (d *DB) State() (string, bool) { return d.fingerprint() }
-
-func (d *DB) fingerprint() (string, bool) {
-	if d.pg != nil {
-		return d.pg.fingerprint(d.sql)
-	}
-	return Fingerprint(d.path)
-}
-
-// fingerprintIn is fingerprint as seen from inside t: on a team store it
-// asks on t's own connection, since a call that holds one of a bounded
-// pool's connections and waits for a second could wait forever.
-func (d *DB) fingerprintIn(t *tx) (string, bool) {
-	if d.pg != nil {
-		return d.pg.fingerprint(t)
-	}
-	return Fingerprint(d.path)
-}
-
-// readSweep takes the fingerprint before the transaction begins, so that a
-// sweep that finds nothing is recorded for a state no later than the one
-// it looked at: a commit in between moves the fingerprint the next call sees.
+// readSweep takes the store's state before the transaction begins, so
+// that a sweep that finds nothing is recorded for a state no later than
+// the one it looked at: a commit in between moves the state the next call
+// sees.
 //
-// On a team store the memo is not kept: its state moves with every write
-// of the whole team, so it would rarely hold, and asking for it costs more
-// round trips than the sweep's own query, which finds the done items
-// through an index of live items.
+// The memo is kept only where the state costs no round trip
+// (engine.CheapState: a file's few stats). A team store's state moves
+// with every write of the whole team, so it would rarely hold, and asking
+// for it costs more round trips than the sweep's own query, which finds
+// the done items through an index of live items.
 func (d *DB) readSweep() *readSweep {
-	if d.pg != nil {
+	if !cheapState(d.eng) {
 		return &readSweep{memo: &d.sweeps}
 	}
-	fp, ok := d.fingerprint()
-	return &readSweep{memo: &d.sweeps, state: d.fingerprint, stateIn: d.fingerprintIn, fp: fp, known: ok}
+	fp, ok := d.eng.State()
+	return &readSweep{memo: &d.sweeps, state: d.eng.State, fp: fp, known: ok}
 }
 
 // run is t.sweep unless the state is one in which a sweep found nothing.
@@ -74,7 +51,7 @@ func (d *DB) readSweep() *readSweep {
 func (s *readSweep) run(t *tx, p party) ([]archived, error) {
 	if s.known {
 		if c := s.memo.clean.Load(); c != nil && *c == s.fp {
-			if now, ok := s.stateIn(t); ok && now == s.fp {
+			if now, ok := s.state(); ok && now == s.fp {
 				return nil, nil
 			}
 		}

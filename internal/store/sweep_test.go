@@ -11,8 +11,8 @@ import (
 // a team store's counter at once.
 func trustedFingerprint(t *testing.T, db *DB) {
 	t.Helper()
-	if db.pg == nil {
-		fingerprint(t, db.path)
+	if !isPostgres(db) {
+		fingerprint(t, db)
 	}
 }
 
@@ -35,7 +35,7 @@ func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
 		must(t)(db.Read(ctx, dash, peek))
 		// A team store keeps no memo of its sweeps (readSweep): each read
 		// sweeps.
-		if got := db.sweeps.runs.Load(); db.pg == nil && got != ran {
+		if got := db.sweeps.runs.Load(); !isPostgres(db) && got != ran {
 			t.Fatalf("%d more sweeps with nothing committed since one found nothing", got-ran)
 		}
 
@@ -62,9 +62,9 @@ func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 	must(t)(db.Reply(ctx, dash, "chunk-api", "answer", ""))
 	must(t)(db.PruneOK(ctx, gw, "chunk-api", ""))
 	must(t)(db.PruneOK(ctx, dash, "chunk-api", ""))
-	fingerprint(t, db.path)
+	fingerprint(t, db)
 	must(t)(db.Read(ctx, dash, ReadArgs{Channel: "gw--dash", Limit: 50, Peek: true}))
-	other, err := Open(ctx, db.path)
+	other, err := Open(ctx, db.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

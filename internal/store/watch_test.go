@@ -17,7 +17,7 @@ func TestArrivalsForStayInThePartysChannels(t *testing.T) {
 		must(t)(db.Say(ctx, dash, SayArgs{Channel: "gw--dash", Text: "from dash"}))
 		must(t)(db.Say(ctx, gw, SayArgs{Channel: "gw--dash", Text: "from gw"}))
 		must(t)(db.Say(ctx, fw, SayArgs{Channel: "fw--dash", Text: "private to fw and dash"}))
-		r := openRO(t, db.path)
+		r := openRO(t, db.Path())
 
 		start, err := r.ArrivalsFor(ctx, gw, -1, Readable, 10)
 		if err != nil || len(start.Arrivals) != 0 || start.Newest != 2 {

@@ -39,6 +39,15 @@ func RingLine(p store.Pending) string {
 	return "mcpp-chat: " + who.subject() + " waiting on this session. Call chat_inbox to see what waits, then answer from this repository."
 }
 
+// MarkRung records in the Codex session's record (session is the thread)
+// that the doorbell rang it while keys (WakeKeys) waited, as the idle
+// wake records what it reported: the Stop hook then does not keep a turn
+// going for that same state — the person's turn, running when the ring
+// came, ends as it would, and the rung turn follows.
+func MarkRung(ctx context.Context, dir, session, root string, keys []string) error {
+	return UpdateState(ctx, dir, session, root, func(st *State) { st.Blocked = keys })
+}
+
 // codexRecordBudget bounds what recording a thread may add to a
 // SessionStart or SessionEnd run.
 const codexRecordBudget = 500 * time.Millisecond

@@ -109,3 +109,31 @@ func TestRingLineNamesWhoWaitsNeverWhatTheySaid(t *testing.T) {
 		t.Errorf("WakeKeys = %q, want %q (what a Stop blocks for)", got, want)
 	}
 }
+
+// A ring counts, for the session's Stop hook, as a wake does: the turn
+// that ends while the ring waits in Codex's queue is not kept going for
+// what the ring is for, and a new post blocks again.
+func TestAStopAfterARingDoesNotBlockForTheSameState(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "are you there?", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(ctx context.Context) (*store.ReadOnly, error) { return store.OpenReadOnly(ctx, f.env("MCPP_CHAT_DB")) }
+	p, err := readPending(ctx, open, f.dashRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MarkRung(ctx, f.stateDir, "thread-1", f.dashRoot, WakeKeys(p)); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.run(t, Stop, "thread-1"); out != "" {
+		t.Errorf("the Stop after a ring blocked: %s", out)
+	}
+	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "hello?", Channel: "gw--dash"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.run(t, Stop, "thread-1"); !strings.Contains(out, `"decision":"block"`) {
+		t.Errorf("a post after the ring did not block the Stop: %q", out)
+	}
+}

@@ -75,8 +75,15 @@ func startDoorbell(ctx context.Context, in install, log *slog.Logger) *doorbell 
 			return codexwake.Queue(ctx, t, text, env)
 		},
 		Interfaces: func() int { return codexwake.Interfaces(c, in.party.Root, partyOf) },
-		Alive:      codexwake.Alive,
-		Now:        time.Now,
+		// As the idle wake does, the ring counts as reported to the
+		// session's Stop hook, which then does not block for it too.
+		Rang: func(ctx context.Context, t codexwake.Thread, keys []string) {
+			if err := hook.MarkRung(ctx, dir, t.ID, in.party.Root, keys); err != nil {
+				log.Warn("the Codex doorbell could not note its ring for the Stop hook", "thread", t.ID, "err", err)
+			}
+		},
+		Alive: codexwake.Alive,
+		Now:   time.Now,
 	}
 	if err := d.bell.Register(ctx); err != nil {
 		log.Warn("the Codex doorbell cannot keep its record; idle Codex sessions are not woken", "err", err)

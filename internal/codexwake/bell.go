@@ -24,8 +24,11 @@ type Doorbell struct {
 	// clock. Tests replace them.
 	Ring       func(ctx context.Context, t Thread, text string) error
 	Interfaces func() int
-	Alive      func(Process) bool
-	Now        func() time.Time
+	// Rang, when set, is told of each ring that went out, with what it
+	// was for.
+	Rang  func(ctx context.Context, t Thread, keys []string)
+	Alive func(Process) bool
+	Now   func() time.Time
 }
 
 // Waiting is what waits on the party now: the keys the Claude Code idle
@@ -108,6 +111,9 @@ func (d *Doorbell) Look(ctx context.Context, w Waiting) (again time.Duration) {
 	}
 	for _, g := range rings {
 		rang := d.Ring(ctx, g.thread, w.Line)
+		if rang == nil && d.Rang != nil {
+			d.Rang(ctx, g.thread, w.Keys)
+		}
 		var report string
 		var retry time.Duration
 		err := Update(ctx, d.Dir, d.Client, d.Party, func(r *Record) {

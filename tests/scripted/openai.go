@@ -181,6 +181,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *request) Exchange {
 	}
 	t := openaiTurn(&req, r.body)
 	reply, kind := s.answer(t, codexLoad)
+	s.hold(r, reply)
 	openaiStream(w, req.Model, id, reply)
 	return Exchange{Kind: kind, Step: t.N}
 }

@@ -328,3 +328,18 @@ func TestHoldKeepsAnAnswerBackUntilReleased(t *testing.T) {
 		t.Errorf("the released answer is %v", items)
 	}
 }
+
+// The title an interactive Codex asks for at a new thread's first prompt
+// (tools offered, a structured answer of one field) is a side request:
+// it does not take a step of the script.
+func TestOpenAITitleRequestLeavesTheScript(t *testing.T) {
+	s := start(t, Limits{}, End("the turn's answer"))
+	user := map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "Generate a concise, single-line task title"}}}
+	format := map[string]any{"type": "json_schema", "name": "codex_output_schema", "strict": true,
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}}}}
+	_, ev := post(t, s.URL+"/v1/responses", map[string]any{"model": "m", "stream": true, "input": []any{user},
+		"tools": []any{map[string]any{"type": "function", "name": "exec_command"}}, "text": map[string]any{"format": format}})
+	if items := doneItems(t, ev); len(items) != 1 || s.StepsRun() != 0 || s.Exchanges()[0].Kind != SideRequest {
+		t.Errorf("the title request took a step (%d run, kind %s): %v", s.StepsRun(), s.Exchanges()[0].Kind, items)
+	}
+}

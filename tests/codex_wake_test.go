@@ -431,3 +431,67 @@ func TestCodexIdleWakeLeavesAClosedSessionAlone(t *testing.T) {
 		t.Errorf("the closed session ran %d turns more", n-before)
 	}
 }
+
+// TestCodexIdleWakeLatency is a benchmark, not a check: with
+// MCPP_CHAT_BENCH=1 it measures how long an idle interactive Codex (a
+// plain `codex` in a tmux pane, as the tests above run it) takes to send
+// the model the rung turn after a peer posts: from the peer's commit (the
+// tick line's time) to the request's arrival at the scripted model, and
+// the part of it that is ours (to the doorbell's decision, just before it
+// runs `codex queue`). Run it with
+//
+//	MCPP_CHAT_BENCH=1 go test ./tests/ -run TestCodexIdleWakeLatency -count=1 -v
+//
+// MCPP_CHAT_BENCH_ROUNDS overrides the 10 rounds.
+func TestCodexIdleWakeLatency(t *testing.T) {
+	if os.Getenv("MCPP_CHAT_BENCH") == "" {
+		t.Skip("a benchmark: set MCPP_CHAT_BENCH=1 to run it")
+	}
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("MCPP_CHAT_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	w, c, gw, dash := codexWakeWorld(t)
+	steps := []scripted.Step{scripted.End("waiting for peers")}
+	for i := range rounds + 1 {
+		steps = append(steps, scripted.Do(scripted.MCP("chat", "chat_read", map[string]any{})), scripted.End(fmt.Sprintf("read round %d", i)))
+	}
+	model := startModel(t, steps...)
+	x := c.interactive(t, gw, model)
+	x.prompt(t, "prompt-1: wait for peers")
+	var total, ours []time.Duration
+	for i := range rounds + 1 { // round 0 warms up
+		x.awaitIdle(t)
+		w.mustCall(dash, "chat_say", map[string]any{"text": fmt.Sprintf("wake round %d", i)}, nil)
+		tick, err := liveParseTick(liveReadTick(t, w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitTurn(t, model, "the ring of round "+strconv.Itoa(i), func(*scripted.Turn) bool { return len(rings(model)) == i+1 })
+		r := w.awaitRecord(t, "round "+strconv.Itoa(i)+" read", func(r codexwake.Record) bool {
+			return r.Threads[0].Bell.Rings == i+1 && !r.Threads[0].Bell.Outstanding
+		})
+		if i == 0 {
+			continue
+		}
+		var arrived time.Time
+		for _, e := range model.Turns() {
+			if turn := e.Parsed(); turn != nil && partWith(turn.New, "user", ringFrom) != nil {
+				arrived = e.At // the last one is this round's
+			}
+		}
+		total = append(total, arrived.Sub(tick.at))
+		ours = append(ours, r.Threads[0].Bell.At.Sub(tick.at))
+	}
+	line := func(name string, d []time.Duration) string {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return fmt.Sprintf("%s: median %.0f ms, p95 %.0f ms, min %.0f ms, max %.0f ms (%d rounds)", name,
+			liveMs(livePct(d, 50)), liveMs(livePct(d, 95)), liveMs(d[0]), liveMs(d[len(d)-1]), len(d))
+	}
+	t.Log(line("the peer's commit → the model's request", total))
+	t.Log(line("the peer's commit → the doorbell's decision to ring", ours))
+	if raw, err := json.Marshal(map[string]any{"total_ms": liveMsAll(total), "ours_ms": liveMsAll(ours)}); err == nil {
+		t.Logf("raw: %s", raw)
+	}
+}

@@ -495,3 +495,43 @@ func TestCodexIdleWakeLatency(t *testing.T) {
 		t.Logf("raw: %s", raw)
 	}
 }
+
+// On a team hub's member machine the session's serve hears the hub's
+// change and rings locally: a peer on another machine posts through the
+// hub, and the idle Codex session here is woken as on one machine.
+func TestCodexIdleWakeOnAHubMember(t *testing.T) {
+	if !codexwake.Supported {
+		t.Skip("the Codex doorbell runs on Linux only")
+	}
+	realClient(t, "codex") // skips before anything starts
+	h := startHub(t)
+	gwToken, dashToken := h.issue(t, "mesh-gw", "laptop"), h.issue(t, "node-dash", "dash-box")
+	laptop := memberWorld(t)
+	gw := gitRepo(t, laptop, "mesh-gw")
+	if out, errs, code := laptop.runIn(gw, "connect", h.base, "--token", gwToken); code != 0 {
+		t.Fatalf("mcpp-chat connect: exit %d\n%s%s", code, out, errs)
+	}
+	other := memberWorld(t, "MCPP_CHAT_STORE="+h.base, "MCPP_CHAT_TOKEN="+dashToken)
+	dash := gitRepo(t, other, "node-dash")
+	other.mustCall(dash, "chat_channel_new", map[string]any{"name": "gw--dash", "parties": []string{"mesh-gw"}}, nil)
+
+	c := withHooks(t, laptop)
+	c.server = "[projects." + tomlString(gw) + "]\ntrust_level = \"trusted\"\n\n" +
+		"[notice.model_migrations]\n\"gpt-5.5\" = \"gpt-6-sol\"\n\n" +
+		"[tui.model_availability_nux]\n\"gpt-6.1-sol\" = 1\n"
+	model := startModel(t,
+		scripted.End("waiting for peers"),
+		scripted.Do(scripted.MCP("chat", "chat_read", map[string]any{})),
+		scripted.End("read"))
+	x := c.interactive(t, gw, model)
+	x.prompt(t, "prompt-1: wait for peers")
+	x.awaitIdle(t)
+	laptop.awaitRecord(t, "the session's thread", func(codexwake.Record) bool { return true })
+
+	other.mustCall(dash, "chat_say", map[string]any{"text": "are you there, across the hub?"}, nil)
+	awaitTurn(t, model, "the ring", func(turn *scripted.Turn) bool { return partWith(turn.New, "user", ringFrom) != nil })
+	read := awaitTurn(t, model, "chat_read's answer", func(turn *scripted.Turn) bool { return turn.Last().IsMCP("chat", "chat_read") })
+	if !strings.Contains(read.Last().Text, "are you there, across the hub?") {
+		t.Errorf("the rung turn's chat_read did not bring the peer's post from the hub: %.400q", read.Last().Text)
+	}
+}

@@ -52,6 +52,14 @@ func isCodexExe(exe string) bool {
 	return base == "codex"
 }
 
+// isClaudeExe reports Claude Code's binary: a hook or server under Claude
+// Code is Claude Code's, even when Claude Code itself runs under Codex
+// (started by one of its commands).
+func isClaudeExe(exe string) bool {
+	base := strings.TrimSuffix(filepath.Base(strings.TrimSuffix(exe, " (deleted)")), ".exe")
+	return base == "claude"
+}
+
 // valueFlags are Codex's options that take a value (codex --help, 0.171).
 var valueFlags = []string{"-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env",
 	"-i", "--image", "-m", "--model", "--local-provider", "-p", "--profile", "-s", "--sandbox",

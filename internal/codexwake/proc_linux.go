@@ -57,7 +57,8 @@ func arguments(pid int) []string {
 // FindClient walks up from pid's parent to the nearest Codex process: the
 // client whose threads a hook or server started by it serves. Codex runs
 // a hook under a shell, and a person may start our server through a
-// script, so the client need not be the direct parent.
+// script, so the client need not be the direct parent. Claude Code on the
+// way up ends the walk: what runs under it is its own.
 func FindClient(pid int) (Client, bool) {
 	ppid, _, ok := stat(pid)
 	for range maxAncestors {
@@ -69,8 +70,12 @@ func FindClient(pid int) (Client, bool) {
 			return Client{}, false
 		}
 		exe, err := os.Readlink("/proc/" + strconv.Itoa(ppid) + "/exe")
-		if err == nil && isCodexExe(exe) {
+		switch {
+		case err != nil:
+		case isCodexExe(exe):
 			return client(p, exe), true
+		case isClaudeExe(exe):
+			return Client{}, false
 		}
 		ppid = next
 	}

@@ -49,7 +49,7 @@ func childOf(t *testing.T, pid int) int {
 // between, with what the doorbell needs of it.
 func TestFindClientWalksUpToCodex(t *testing.T) {
 	home := t.TempDir()
-	codex := startCodex(t, t.TempDir(), []string{"CODEX_HOME=" + home, "PATH=/usr/bin:/bin"}, "-c", "sh -c 'sleep 60'")
+	codex := startCodex(t, t.TempDir(), []string{"CODEX_HOME=" + home, "PATH=/usr/bin:/bin"}, "-c", "sh -c 'sleep 60; :'; :")
 	shell := childOf(t, codex.Process.Pid)
 	sleeper := childOf(t, shell)
 	c, ok := FindClient(sleeper)
@@ -69,33 +69,25 @@ func TestFindClientWalksUpToCodex(t *testing.T) {
 	}
 }
 
-// The interfaces that could show a thread of the party: interactive
-// Codex processes of the same Codex folder working in the party's
-// folder, as the process's folder or -C says.
-func TestInterfacesCountsTheTerminalsOfTheParty(t *testing.T) {
-	home, repo, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
-	partyOf := func(dir string) string {
-		if strings.HasPrefix(dir, repo) {
-			return repo
-		}
-		return dir
+// Claude Code started by Codex (a command of Codex's runs claude): its
+// hooks and servers are Claude Code's, not Codex's.
+func TestFindClientStopsAtClaudeCode(t *testing.T) {
+	claude := filepath.Join(t.TempDir(), "claude")
+	data, _ := os.ReadFile("/bin/sh")
+	if err := os.WriteFile(claude, data, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	server := Client{Process: Process{PID: 1}, Kind: KindServer, CodexHome: home}
-	before := Interfaces(server, repo, partyOf)
-	env := []string{"CODEX_HOME=" + home}
-	startCodex(t, repo, env, "-c", "sleep 60")                                 // in the party's folder
-	startCodex(t, elsewhere, env, "-c", "sleep 60", "-C", repo)                // -C names it
-	startCodex(t, repo, []string{"CODEX_HOME=" + elsewhere}, "-c", "sleep 60") // another Codex folder
-	startCodex(t, elsewhere, env, "-c", "sleep 60")                            // another folder
-	startCodex(t, repo, env, "-c", "sleep 60", "exec")                         // nobody sits at it
-	deadline := time.Now().Add(10 * time.Second)
-	for Interfaces(server, repo, partyOf)-before != 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	// "; :" keeps each shell from replacing itself with its last command.
+	codex := startCodex(t, t.TempDir(), []string{"PATH=/usr/bin:/bin"}, "-c", claude+" -c 'sleep 60; :'; :")
+	under := childOf(t, codex.Process.Pid)
+	sleeper := childOf(t, under)
+	if exe, _ := os.Readlink("/proc/" + strconv.Itoa(under) + "/exe"); exe != claude {
+		t.Fatalf("the process between is %s, not the stand-in for Claude Code", exe)
 	}
-	if n := Interfaces(server, repo, partyOf) - before; n != 2 {
-		t.Errorf("%d terminals of the party counted, want 2", n)
+	if c, ok := FindClient(sleeper); ok {
+		t.Errorf("under Claude Code under Codex, found %+v", c)
 	}
-	if n := Interfaces(Client{Kind: KindOther}, repo, partyOf); n != 0 {
-		t.Errorf("under codex exec, %d terminals", n)
+	if c, ok := FindClient(under); !ok || c.PID != codex.Process.Pid {
+		t.Errorf("Claude Code itself runs under Codex %d, found %+v", codex.Process.Pid, c)
 	}
 }

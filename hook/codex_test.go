@@ -119,7 +119,9 @@ func TestAStopAfterARingDoesNotBlockForTheSameState(t *testing.T) {
 	if _, err := f.db.Say(ctx, f.gw, store.SayArgs{Text: "are you there?", Channel: "gw--dash"}); err != nil {
 		t.Fatal(err)
 	}
-	open := func(ctx context.Context) (*store.ReadOnly, error) { return store.OpenReadOnly(ctx, f.env("MCPP_CHAT_DB")) }
+	open := func(ctx context.Context) (*store.ReadOnly, error) {
+		return store.OpenReadOnly(ctx, f.env("MCPP_CHAT_DB"))
+	}
 	p, err := readPending(ctx, open, f.dashRoot)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -72,6 +73,10 @@ func startDoorbell(ctx context.Context, in install, log *slog.Logger) *doorbell 
 	d.bell = &codexwake.Doorbell{
 		Dir: dir, Client: c, Party: in.party.Root, Self: self, Log: log,
 		Ring: func(ctx context.Context, t codexwake.Thread, text string) error {
+			// The Codex process this serve runs under is the thread's:
+			// its binary and folder, as this serve sees them, not as a
+			// file says.
+			t.Exe, t.CodexHome = c.Exe, cmp.Or(c.CodexHome, t.CodexHome)
 			return codexwake.Queue(ctx, t, text, env)
 		},
 		Interfaces: func() int { return codexwake.Interfaces(c, in.party.Root, partyOf) },

@@ -58,11 +58,18 @@ func TestDoctorAndSetupSayWhetherCodexSessionsWake(t *testing.T) {
 	}
 	file := filepath.Join(home, ".codex", "config.toml")
 	data, _ := os.ReadFile(file)
-	i := strings.Index(string(data), "[[hooks.SessionEnd]]")
-	writeFile(t, file, string(data[:i]), 0o600)
+	full := string(data)
+	writeFile(t, file, full[:strings.Index(full, "[[hooks.SessionEnd]]")], 0o600)
 	code, out = doctorWith(t, home, map[string]string{"PATH": env["PATH"]})
-	if code != exitError || !strings.Contains(out, "codex wake:  off: Codex's config lacks the SessionStart and SessionEnd hooks") {
+	if code != exitError || !strings.Contains(out, "codex wake:  on (Codex") || !strings.Contains(out, "without the SessionEnd hook") {
 		t.Errorf("doctor without the SessionEnd hook: exit %d\n%s", code, out)
+	}
+	start := strings.Index(full, "[[hooks.SessionStart]]")
+	end := start + strings.Index(full[start:], "\n\n")
+	writeFile(t, file, full[:start]+full[end:], 0o600)
+	code, out = doctorWith(t, home, map[string]string{"PATH": env["PATH"]})
+	if code != exitError || !strings.Contains(out, "codex wake:  off: Codex's config lacks the SessionStart hook") {
+		t.Errorf("doctor without the SessionStart hook: exit %d\n%s", code, out)
 	}
 }
 

@@ -41,19 +41,24 @@ func codexWake(getenv func(string) string, events map[string]int) (line string, 
 	switch {
 	case !codexwake.Supported:
 		return "not on this system: mcpp-chat tells a thread somebody sees from one Codex keeps loaded through /proc (Linux) — a Codex session here notices a peer at its next prompt", true
-	case events["SessionStart"] == 0 || events["SessionEnd"] == 0:
-		return "off: Codex's config lacks the SessionStart and SessionEnd hooks that name each session's thread — run: mcpp-chat setup codex --write", true
+	case events["SessionStart"] == 0:
+		return "off: Codex's config lacks the SessionStart hook that names each session's thread — run: mcpp-chat setup codex --write", true
 	}
 	c := findCodex(getenv)
 	switch {
 	case c.path == "":
-		return "on with Codex " + codexwake.Tested + " or later (no codex on PATH to ask its version): an idle Codex session is woken when a peer waits on it", true
+		line = "on with Codex " + codexwake.Tested + " or later (no codex on PATH to ask its version): an idle Codex session is woken when a peer waits on it"
 	case c.version == "":
-		return fmt.Sprintf("%s --version did not say its version: idle Codex sessions are woken with Codex %s or later", c.path, codexwake.Tested), true
+		line = fmt.Sprintf("%s --version did not say its version: idle Codex sessions are woken with Codex %s or later", c.path, codexwake.Tested)
 	case codexwake.Older(c.version):
 		return fmt.Sprintf("off: Codex %s (%s) is older than %s, the version the doorbell is tested with — update Codex to have idle sessions woken", c.version, c.path, codexwake.Tested), false
+	default:
+		line = fmt.Sprintf("on (Codex %s): an idle Codex session is woken when a peer waits on it — once, with one line, until it reads (codex queue)", c.version)
 	}
-	return fmt.Sprintf("on (Codex %s): an idle Codex session is woken when a peer waits on it — once, with one line, until it reads (codex queue)", c.version), true
+	if events["SessionEnd"] == 0 {
+		line += "; without the SessionEnd hook it knows less surely which threads Codex let go — run: mcpp-chat setup codex --write"
+	}
+	return line, true
 }
 
 // checkCodexWake prints the doorbell's state and what it last did for each

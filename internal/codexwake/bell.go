@@ -60,7 +60,8 @@ const (
 	LastNoThread   = "no thread of the party is recorded (Codex records one at its first prompt)"
 	LastClosed     = "no Codex terminal shows a thread of the party: nothing rung"
 	LastLeftOver   = "more threads are loaded than Codex terminals show: one may have been left (/new, /resume, a terminal closed), so nothing is rung until Codex lets it go"
-	LastGate       = "the thread's Codex is not one the doorbell rings"
+	LastGate       = "the thread's Codex is not one the doorbell rings (doctor says why)"
+	LastRetry      = "waiting to ring again after a refusal"
 )
 
 // Register notes this server in the record: one more loaded thread.
@@ -151,10 +152,12 @@ func (d *Doorbell) plan(r *Record, w Waiting) (rings []ring, again time.Duration
 		return nil, 0, nil
 	}
 	var due []*Thread
+	gated := false
 	for _, t := range live {
 		b := &t.Bell
 		switch {
 		case t.Version == "" || Older(t.Version):
+			gated = true
 			if note := gateNote(t); !slices.Contains(b.Said, note.key) {
 				b.Said = append(b.Said, note.key)
 				notes = append(notes, note.text)
@@ -170,9 +173,13 @@ func (d *Doorbell) plan(r *Record, w Waiting) (rings []ring, again time.Duration
 		}
 	}
 	if len(due) == 0 {
-		r.Last = LastNothingNew
-		if again > 0 {
-			r.Last = "waiting to ring again after a refusal"
+		switch {
+		case again > 0:
+			r.Last = LastRetry
+		case gated:
+			r.Last = LastGate
+		default:
+			r.Last = LastNothingNew
 		}
 		return nil, again, notes
 	}

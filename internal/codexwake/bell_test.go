@@ -175,6 +175,9 @@ func TestAnOlderCodexIsNotRungAndToldOnce(t *testing.T) {
 		if !strings.Contains(said, Tested) {
 			t.Errorf("version %q: it does not name the version needed: %s", version, said)
 		}
+		if last := b.record().Last; last != LastGate {
+			t.Errorf("version %q: the record's last look says %q", version, last)
+		}
 	}
 }
 

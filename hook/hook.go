@@ -12,6 +12,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/codexwake"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -60,6 +61,9 @@ type Options struct {
 	resolved *resolved
 	// hubCache is the member's cache as Command read it; nil: read it.
 	hubCache *HubCache
+	// codexClient finds the Codex process the hook runs under; nil:
+	// codexwake.FindClient. A test sets it.
+	codexClient func() (codexwake.Client, bool)
 }
 
 // resolved is config.Resolve's answer, kept for the run.
@@ -165,6 +169,10 @@ func answer(ctx context.Context, o Options) string {
 	paths, party, err := o.locate(pl.Cwd)
 	if err != nil {
 		return ""
+	}
+	o.recordCodex(ctx, pl, event, party)
+	if event == SessionEnd {
+		return "" // Codex lets the thread go: nobody reads an answer
 	}
 	if config.IsHub(paths.Store) {
 		return o.answerFromHub(ctx, pl, event, paths, party)

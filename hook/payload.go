@@ -12,6 +12,7 @@ import (
 // stdin; only the fields the hook uses.
 type Payload struct {
 	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
 	HookEventName  string `json:"hook_event_name"`
 	Source         string `json:"source"`

@@ -26,6 +26,11 @@ import (
 // deprecated (it says so at every start); earlier versions had it off.
 const codexHooksFeature = "hooks"
 
+// codexHookEvents are the events Codex runs our hook on: Claude Code's,
+// and SessionEnd, at which the hook notes that Codex let a thread go, so
+// that the doorbell (codexwake.go) does not ring it.
+var codexHookEvents = append(slices.Clone(hookEvents), "SessionEnd")
+
 // codexTables are the tables of ours in a Codex config: the server, the
 // feature flag (a key of [features]) and one hook group per event.
 type codexTables struct {
@@ -52,7 +57,7 @@ func codexTablesFor(in installation) codexTables {
 	for _, v := range in.env {
 		t.env = append(t.env, [2]string{v.Key, codexconfig.Quote(v.Value)})
 	}
-	for _, ev := range hookEvents {
+	for _, ev := range codexHookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
 	}
 	return t
@@ -91,6 +96,8 @@ func printCodex(w io.Writer, in installation) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "# Codex's lifecycle hooks (Codex 0.171 or later): the session is told what waits on its")
 	fmt.Fprintln(w, "# repository when it starts and at each prompt, and a turn goes on while a peer waits on it.")
+	fmt.Fprintln(w, "# SessionStart and SessionEnd also name the session's thread to the running server, which")
+	fmt.Fprintln(w, "# then wakes the session when it sits idle and a peer waits on it (`codex queue`, Linux).")
 	fmt.Fprintln(w, "# Codex runs new hooks only once you trust them: it asks at its next start (\"Hooks need")
 	fmt.Fprintln(w, "# review\"), or see /hooks.")
 	if !fileExists(in.hook) {
@@ -153,6 +160,8 @@ func writeCodex(in installation, getenv func(string) string, stdout, stderr io.W
 		fmt.Fprintln(stdout, "Codex runs new or changed hooks only once you trust them: start `codex` in a terminal and choose")
 		fmt.Fprintln(stdout, "\"Trust all and continue\" when it says the hooks need review (or review them with /hooks).")
 	}
+	wake, _ := codexWake(getenv, map[string]int{"SessionStart": 1, "SessionEnd": 1})
+	fmt.Fprintln(stdout, "Waking idle Codex sessions: "+wake+".")
 	return exitOK
 }
 
@@ -239,11 +248,11 @@ func checkCodexHooks(w io.Writer, getenv func(string) string, want hookWant) boo
 	}
 	if len(events) == 0 {
 		fmt.Fprintf(w, "codex hooks: none in %s — a Codex session notices a peer only when its model calls a chat tool; run: mcpp-chat setup codex --write\n", file)
-		return ok
+		return checkCodexWake(w, getenv, count) && ok
 	}
 	slices.Sort(events)
 	fmt.Fprintf(w, "codex hooks: %s in %s (Codex runs them once you trust them: it asks at its start, or see /hooks)\n", strings.Join(events, ", "), file)
-	for _, ev := range hookEvents {
+	for _, ev := range codexHookEvents {
 		switch n := count[ev]; {
 		case n == 0:
 			fmt.Fprintf(w, "warning:     %s has no mcpp-chat %s hook — run: mcpp-chat setup codex --write\n", file, ev)
@@ -253,7 +262,7 @@ func checkCodexHooks(w io.Writer, getenv func(string) string, want hookWant) boo
 			ok = false
 		}
 	}
-	return ok
+	return checkCodexWake(w, getenv, count) && ok
 }
 
 // codexConfigFile is Codex's config.toml, "" without a home folder.

@@ -53,6 +53,7 @@ func TestSetupCodexPrintsTheHooksAndTheFeatureFlag(t *testing.T) {
 		"SessionStart":     hook + " --event SessionStart",
 		"UserPromptSubmit": hook + " --event UserPromptSubmit",
 		"Stop":             hook + " --event Stop",
+		"SessionEnd":       hook + " --event SessionEnd",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -64,6 +65,9 @@ func TestSetupCodexPrintsTheHooksAndTheFeatureFlag(t *testing.T) {
 	}
 	if !strings.Contains(out, "trust") {
 		t.Errorf("setup codex does not say Codex runs new hooks only once trusted:\n%s", out)
+	}
+	if !strings.Contains(out, "wakes the session when it sits idle") {
+		t.Errorf("setup codex does not say the hooks let an idle session be woken:\n%s", out)
 	}
 }
 
@@ -104,7 +108,7 @@ func TestSetupCodexWrite(t *testing.T) {
 	}
 	got := ourCodexTables(t, data)
 	hook := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "'"
-	for _, ev := range hookEvents {
+	for _, ev := range codexHookEvents {
 		if got[ev] != hook+" --event "+ev {
 			t.Errorf("%s hook = %q", ev, got[ev])
 		}
@@ -239,7 +243,7 @@ func TestDoctorChecksTheCodexHooks(t *testing.T) {
 		t.Fatalf("setup codex --write: exit %d\n%s%s", code, out, errs)
 	}
 	code, out := runDoctor(t, home)
-	if code != exitOK || !strings.Contains(out, "codex hooks: SessionStart, Stop, UserPromptSubmit in "+file) {
+	if code != exitOK || !strings.Contains(out, "codex hooks: SessionEnd, SessionStart, Stop, UserPromptSubmit in "+file) {
 		t.Errorf("after setup codex --write: exit %d\n%s", code, out)
 	}
 	data, _ := os.ReadFile(file)

@@ -128,7 +128,8 @@ users could write or read; the hook binary's build; where the server is register
 (~/.claude.json, the repository's .mcp.json, ~/.codex/config.toml) and whether that
 runs this binary on this database; whether the Claude Code hooks in the settings file
 would load and run this install's hook on this database, and whether the idle wake is
-among them; the same for the hooks in Codex's config.toml; a token or cache of
+among them; the same for the hooks in Codex's config.toml, and whether an idle Codex
+session can be woken here (with what the doorbell last did); a token or cache of
 messages git tracks. Exits 1 on any warning.
 Reads only: it changes nothing.`
 

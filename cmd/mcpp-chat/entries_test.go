@@ -108,7 +108,7 @@ func codexEntries(t *testing.T, file string) []entry {
 		h := parseHookLine(cmd)
 		out = append(out, entry{what: "the Codex hook " + cmd, prog: h.prog, vars: h.env})
 	}
-	if len(out) != 1+len(hookEvents) {
+	if len(out) != 1+len(codexHookEvents) {
 		t.Fatalf("%d entries in %s:\n%s", len(out), file, data)
 	}
 	return out

@@ -48,9 +48,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		}
 		defer followHub(in, c, log, stderr)()
 	}
+	// Under Codex, serve rings the party's idle sessions (codexwake.go).
+	bellCtx, stopBell := context.WithCancel(ctx)
+	bell := startDoorbell(bellCtx, in, log)
+	defer func() { stopBell(); bell.stop() }()
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)
+	if bell != nil {
+		srv.AddReceivingMiddleware(bell.notesReads())
+	}
 	served := make(chan error, 1)
 	go func() {
 		served <- tools.Serve(ctx, srv, tools.GuardedStdio(stdin, stdout, func() { close(stdinEnded) }))

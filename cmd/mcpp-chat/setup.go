@@ -292,7 +292,9 @@ updated in place; one per event), and copies the file to FILE.bak first.
 --remove takes every mcpp-chat hook out of the settings file the same careful way.
 setup codex --write merges the server table, the hooks feature flag and the hooks into
 Codex's config.toml ($CODEX_HOME or ~/.codex) the same careful way (config.toml.bak);
-setup codex --remove takes them out again.`
+setup codex --remove takes them out again. With Codex's hooks the server wakes an idle
+Codex session when a peer needs it (codex queue; Linux, Codex 0.171.0 or later); setup
+codex --write says whether it will here.`
 
 func printHeader(w io.Writer, in installation) {
 	fmt.Fprintf(w, "# mcpp-chat: connect this install (%s)\n", in.exe)

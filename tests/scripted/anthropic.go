@@ -170,6 +170,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *request) Exchange {
 	}
 	t := anthropicTurn(&req, r.body)
 	reply, kind := s.answer(t, claudeLoad)
+	s.hold(r, reply)
 	id := fmt.Sprint(r.n)
 	anthropicStream(w, req.Model, id, reply)
 	return Exchange{Kind: kind, Step: t.N}

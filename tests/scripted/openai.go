@@ -21,6 +21,14 @@ type openaiRequest struct {
 	Instructions string          `json:"instructions"`
 	Input        json.RawMessage `json:"input"`
 	Tools        []openaiTool    `json:"tools"`
+	Text         struct {
+		Format struct {
+			Type   string `json:"type"`
+			Schema struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
 }
 
 type openaiTool struct {
@@ -164,7 +172,16 @@ func codexLoad(t *Turn, r Reply) (Reply, bool) {
 // asks for summaries and titles without tools). Models in Codex's "code
 // mode" get their tools in an additional_tools input item instead.
 func (req *openaiRequest) isMainTurn() bool {
-	return req.Stream && (len(req.Tools) > 0 || bytes.Contains(req.Input, []byte(`"type":"additional_tools"`)))
+	return req.Stream && !req.isTitle() && (len(req.Tools) > 0 || bytes.Contains(req.Input, []byte(`"type":"additional_tools"`)))
+}
+
+// isTitle tells the request an interactive Codex sends for a new thread's
+// title — with a tool, but for a structured answer of one field, title —
+// from a turn.
+func (req *openaiRequest) isTitle() bool {
+	f := req.Text.Format
+	_, title := f.Schema.Properties["title"]
+	return f.Type == "json_schema" && title && len(f.Schema.Properties) == 1
 }
 
 func (s *Server) openaiResponses(w http.ResponseWriter, r *request) Exchange {
@@ -176,11 +193,16 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *request) Exchange {
 	}
 	id := fmt.Sprint(r.n)
 	if !req.isMainTurn() {
-		openaiStream(w, req.Model, "side"+id, Reply{Text: "Scripted session"})
+		text := "Scripted session"
+		if req.isTitle() {
+			text = `{"title":"Scripted session"}`
+		}
+		openaiStream(w, req.Model, "side"+id, Reply{Text: text})
 		return Exchange{Kind: SideRequest}
 	}
 	t := openaiTurn(&req, r.body)
 	reply, kind := s.answer(t, codexLoad)
+	s.hold(r, reply)
 	openaiStream(w, req.Model, id, reply)
 	return Exchange{Kind: kind, Step: t.N}
 }

@@ -29,6 +29,11 @@ type Reply struct {
 	// Again keeps the step for the next turn too: a step that reads until
 	// nothing more comes answers every turn until it ends the loop.
 	Again bool
+	// Hold, when set, keeps the answer back until it is closed (or the
+	// server closes): the CLI's turn runs on meanwhile, as with a slow
+	// model, and the test says when it ends. The server takes other
+	// requests in the meantime.
+	Hold <-chan struct{}
 }
 
 // Call is one tool call. Server is the MCP server's name as the CLI knows

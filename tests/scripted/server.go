@@ -86,6 +86,9 @@ type Server struct {
 	timer  *time.Timer
 	done   chan struct{}
 
+	closing   chan struct{} // closed when Close begins: held answers go out
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	steps    []Step
 	next     int // the next step to run
@@ -107,6 +110,7 @@ func Start(limits Limits, steps ...Step) (*Server, error) {
 		limits:  limits.withDefaults(),
 		ln:      ln,
 		done:    make(chan struct{}),
+		closing: make(chan struct{}),
 		steps:   steps,
 		changed: make(chan struct{}),
 	}
@@ -132,6 +136,7 @@ func Start(limits Limits, steps ...Step) (*Server, error) {
 // Close stops the server and ends requests in flight. It may be called
 // more than once.
 func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.timer.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -297,6 +302,19 @@ func (s *Server) answer(t *Turn, load func(*Turn, Reply) (Reply, bool)) (Reply, 
 		return search, TurnRequest
 	}
 	return r, TurnRequest
+}
+
+// hold keeps a reply back while its Hold is open (Reply.Hold), outside
+// the lock, so that the server answers other requests meanwhile.
+func (s *Server) hold(r *request, reply Reply) {
+	if reply.Hold == nil {
+		return
+	}
+	select {
+	case <-reply.Hold:
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
 }
 
 func (s *Server) unknown(w http.ResponseWriter, r *request) Exchange {

@@ -293,3 +293,53 @@ func TestLimitsEndTheServer(t *testing.T) {
 		t.Fatal("the server still answers after its lifetime")
 	}
 }
+
+// A held answer goes out when the test lets it go; meanwhile the server
+// answers other requests and logs the held one as in flight.
+func TestHoldKeepsAnAnswerBackUntilReleased(t *testing.T) {
+	release := make(chan struct{})
+	s := start(t, Limits{}, func(*Turn) Reply { return Reply{Text: "slow answer", Hold: release} })
+	url := s.URL + "/v1/responses"
+	user := map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "SLOW"}}}
+	tools := []any{map[string]any{"type": "function", "name": "exec_command"}}
+	done := make(chan []event, 1)
+	go func() {
+		_, ev := post(t, url, map[string]any{"model": "m", "stream": true, "tools": tools, "input": []any{user}})
+		done <- ev
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !s.Await(ctx, func(log []Exchange) bool { return len(log) == 1 && s.StepsRun() == 1 }) {
+		t.Fatal("the held request never arrived")
+	}
+	if code, _ := post(t, url, map[string]any{"model": "m", "stream": true, "input": "a title please"}); code != http.StatusOK {
+		t.Errorf("a side request during the hold: %d", code)
+	}
+	select {
+	case <-done:
+		t.Fatal("the held answer went out before it was released")
+	default:
+	}
+	if k := s.Exchanges()[0].Kind; k != InFlight {
+		t.Errorf("the held request is logged as %q", k)
+	}
+	close(release)
+	if items := doneItems(t, <-done); len(items) != 1 || items[0]["type"] != "message" {
+		t.Errorf("the released answer is %v", items)
+	}
+}
+
+// The title an interactive Codex asks for at a new thread's first prompt
+// (tools offered, a structured answer of one field) is a side request:
+// it does not take a step of the script.
+func TestOpenAITitleRequestLeavesTheScript(t *testing.T) {
+	s := start(t, Limits{}, End("the turn's answer"))
+	user := map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "Generate a concise, single-line task title"}}}
+	format := map[string]any{"type": "json_schema", "name": "codex_output_schema", "strict": true,
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"title": map[string]any{"type": "string"}}}}
+	_, ev := post(t, s.URL+"/v1/responses", map[string]any{"model": "m", "stream": true, "input": []any{user},
+		"tools": []any{map[string]any{"type": "function", "name": "exec_command"}}, "text": map[string]any{"format": format}})
+	if items := doneItems(t, ev); len(items) != 1 || s.StepsRun() != 0 || s.Exchanges()[0].Kind != SideRequest {
+		t.Errorf("the title request took a step (%d run, kind %s): %v", s.StepsRun(), s.Exchanges()[0].Kind, items)
+	}
+}

@@ -1,0 +1,34 @@
+//go:build unix
+
+package codexwake
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// noFollow makes an open fail on a symlink instead of following it.
+const noFollow = syscall.O_NOFOLLOW
+
+// lockFile takes an exclusive advisory lock on f, retrying until ctx ends.
+func lockFile(ctx context.Context, f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errLockBusy
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -84,3 +84,30 @@ func TestToldInTheFutureIsNow(t *testing.T) {
 		t.Fatalf("told at %v (%v), want about now", m.ToldTo["node-dash"].At, err)
 	}
 }
+
+// On a team store a telling moves the state of the message's channel,
+// which its author's inbox reads, and not that of a party elsewhere.
+func TestToldMovesOnlyItsChannelsState(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.ChannelNew(ctx, fw, "fw-only", "", nil))
+		said := must2[SayResult](t)(db.Say(ctx, gw, SayArgs{Text: "hi", Channel: "gw--dash"}))
+		ps := partyStates(db.eng)
+		state := func(id Identity) string {
+			s, _, ok := ps.PartyState(ctx, id.who())
+			if !ok {
+				t.Fatalf("no state for %s", id.Name)
+			}
+			return s
+		}
+		author, elsewhere := state(gw), state(fw)
+		must(t)(db.RecordTold(ctx, dash, []Telling{{Channel: "gw--dash", Seq: said.Seq, At: Now(), Via: ViaWake}}))
+		if state(gw) == author {
+			t.Error("the author's state did not move at a telling of its message")
+		}
+		if state(fw) != elsewhere {
+			t.Error("a party of other channels saw its state move at a telling in gw--dash")
+		}
+	})
+}

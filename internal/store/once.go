@@ -105,7 +105,7 @@ func (t *tx) keyedAnswer(k Keyed) (*KeyedAnswer, error) {
 		if tool != k.Tool {
 			what = "another tool (" + tool + ")"
 		}
-		return nil, userErrorf("idempotency_key %q was used %s ago for %s — pass a new key for a new call, or the first call's exact arguments to get its answer again", k.Key, since(t.at().Sub(at)), what)
+		return nil, userErrorf("idempotency_key %q was used %s for %s — pass a new key for a new call, or the first call's exact arguments to get its answer again", k.Key, ago(t.at().Sub(at)), what)
 	}
 	a.At = Timestamp(at)
 	return &a, nil
@@ -156,17 +156,19 @@ func (t *tx) at() time.Time {
 	return at
 }
 
-// since says a duration in words, to the unit that matters.
-func since(d time.Duration) string {
+// ago says how long ago, in words, to the unit that matters.
+func ago(d time.Duration) string {
 	switch {
+	case d < time.Second:
+		return "moments ago"
 	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d.Seconds()))
+		return fmt.Sprintf("%d s ago", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d.Minutes()))
+		return fmt.Sprintf("%d min ago", int(d.Minutes()))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h", int(d.Hours()))
+		return fmt.Sprintf("%d h ago", int(d.Hours()))
 	}
-	return fmt.Sprintf("%d days", int(d.Hours()/24))
+	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
 }
 
 // ambient is the transaction of a call Once runs: the store calls the

@@ -16,11 +16,12 @@ import (
 // a waiter does so once its wake is on stderr. The party's serve folds
 // the journal into the store; the hook never writes the chat.
 
-// journalled is the reply that prints ans and then journals what it told
-// by event.
+// journalled is the reply that prints ans and then, for the events that
+// tell a session (SessionStart, UserPromptSubmit, Stop), journals what it
+// told by event.
 func journalled(paths config.Paths, party config.Party, event string, ans Answer) reply {
 	r := reply{text: ans.Text}
-	if list := tellings(ans.Shown); len(list) > 0 {
+	if list := tellings(ans.Shown); len(list) > 0 && tellsSession(event) {
 		r.told = func() { journal(paths, party, event, list) }
 	}
 	return r

@@ -135,55 +135,73 @@ func Run(ctx context.Context, o Options) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.deadline())
 	defer cancel()
-	done := make(chan string, 1)
+	done := make(chan reply, 1)
 	go func() { done <- answer(ctx, o) }()
 	select {
-	case out := <-done:
-		io.WriteString(o.Stdout, out)
+	case r := <-done:
+		r.deliver(o.Stdout)
 	case <-ctx.Done():
 		// An answer whose session record was saved just before the
 		// deadline is on its way: print it rather than leave the record
 		// saying the session was told what it never saw.
 		select {
-		case out := <-done:
-			io.WriteString(o.Stdout, out)
+		case r := <-done:
+			r.deliver(o.Stdout)
 		case <-time.After(deliveryGrace):
 		}
 	}
 	return ExitOK
 }
 
+// reply is a run's answer: what to print, and what records that the
+// session was told once it is printed.
+type reply struct {
+	text string
+	told func()
+}
+
+// deliver prints the reply and, once all of it is written, within the
+// run's time (Run's select), records what it told: never on a guess.
+func (r reply) deliver(w io.Writer) {
+	if r.text == "" {
+		return
+	}
+	if _, err := io.WriteString(w, r.text); err == nil && r.told != nil {
+		r.told()
+	}
+}
+
 // answer computes what to print; every failure means "nothing".
-func answer(ctx context.Context, o Options) string {
+func answer(ctx context.Context, o Options) reply {
 	pl, err := ReadPayload(o.Stdin)
 	if err != nil {
-		return ""
+		return reply{}
 	}
 	event := CanonicalEvent(o.Event)
 	if event == "" {
 		event = CanonicalEvent(pl.HookEventName)
 	}
 	if event == Stop && pl.StopHookActive {
-		return "" // the turn already goes on because of a Stop block: no loops
+		return reply{} // the turn already goes on because of a Stop block: no loops
 	}
 	paths, party, err := o.locate(pl.Cwd)
 	if err != nil {
-		return ""
+		return reply{}
 	}
 	o.recordCodex(ctx, pl, event, party)
 	if event == SessionEnd {
-		return "" // Codex lets the thread go: nobody reads an answer
+		return reply{} // Codex lets the thread go: nobody reads an answer
 	}
 	if config.IsHub(paths.Store) {
-		return o.answerFromHub(ctx, pl, event, paths, party)
+		return journalled(paths, party, event, o.answerFromHub(ctx, pl, event, paths, party))
 	}
 	dir := StateDir(o.Env)
 	if !tellsSession(event) {
 		p, err := readPending(ctx, o.opener(paths), party.Root)
 		if err != nil {
-			return ""
+			return reply{}
 		}
-		return answerWith(ctx, dir, pl, event, party, "", p)
+		return reply{text: answerWith(ctx, dir, pl, event, party, "", p).Text}
 	}
 	// Taken before the read, so that a write landing during it moves the
 	// fingerprint and the next run reads again. A team store has no file
@@ -192,38 +210,38 @@ func answer(ctx context.Context, o Options) string {
 	if !config.IsPostgres(paths.Store) {
 		fp, _ = store.Fingerprint(paths.DB)
 		if quiet(dir, pl, party.Root, event, fp, paths.DB) {
-			return "" // nothing was written since this event last had nothing new to say
+			return reply{} // nothing was written since this event last had nothing new to say
 		}
 	}
 	p, err := readPending(ctx, o.opener(paths), party.Root)
 	if err != nil {
-		return ""
+		return reply{}
 	}
-	return answerWith(ctx, dir, pl, event, party, fp, p)
+	return journalled(paths, party, event, answerWith(ctx, dir, pl, event, party, fp, p))
 }
 
 // answerFromHub answers on a member machine: from the cache the running
 // serve keeps while it is fresh, else from the hub itself, which answers
 // "unchanged" without a read when the state is the one at which this
 // event last had nothing to say.
-func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, paths config.Paths, party config.Party) string {
+func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, paths config.Paths, party config.Party) Answer {
 	dir := StateDir(o.Env)
 	quiet := quietAt(dir, pl, party.Root, event)
 	var p store.Pending
 	var fp string
 	if c, ok := o.cachedFor(paths, party.Name); ok {
 		if c.ETag == quiet {
-			return ""
+			return Answer{}
 		}
 		p, fp = c.Pending, c.ETag
 	} else {
 		if o.TeamHub == nil {
-			return ""
+			return Answer{}
 		}
 		var changed bool
 		var err error
 		if p, fp, changed, err = o.TeamHub(ctx, paths, party.Name, quiet); err != nil || !changed {
-			return ""
+			return Answer{}
 		}
 	}
 	p.Workspace = party.Root // the hub knows the party, not its folder on this machine
@@ -273,9 +291,9 @@ func quiet(dir string, pl Payload, root, event, fp, db string) bool {
 
 // answerWith is what p, read at the state fp, tells event; the events a
 // session's record keeps are told once.
-func answerWith(ctx context.Context, dir string, pl Payload, event string, party config.Party, fp string, p store.Pending) string {
+func answerWith(ctx context.Context, dir string, pl Payload, event string, party config.Party, fp string, p store.Pending) Answer {
 	if !tellsSession(event) {
-		return Respond(event, p, Seen{}).Text
+		return Respond(event, p, Seen{})
 	}
 	if event == SessionStart && dir != "" {
 		SweepState(dir)
@@ -287,9 +305,9 @@ func answerWith(ctx context.Context, dir string, pl Payload, event string, party
 // saves what the answer told in the session's record, under its lock.
 // Without a session id or a folder for records there is no record to
 // consult or keep, and the session is told everything.
-func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pending) string {
+func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pending) Answer {
 	if session == "" || dir == "" {
-		return Respond(event, p, Seen{}).Text
+		return Respond(event, p, Seen{})
 	}
 	var ans Answer
 	err := UpdateState(ctx, dir, session, root, func(st *State) {
@@ -298,11 +316,11 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return "" // too late: Run prints nothing
+			return Answer{} // too late: Run prints nothing
 		}
-		return Respond(event, p, Seen{}).Text // no record to consult: say it all
+		return Respond(event, p, Seen{}) // no record to consult: say it all
 	}
-	return ans.Text
+	return ans
 }
 
 // remember is everything an answer changes in the session's record, which

@@ -48,6 +48,9 @@ type Answer struct {
 	// Untold says the output cap kept lines back, so the event still has
 	// something to say at the same state.
 	Untold bool
+	// Shown are the keys of the lines Text holds: what it tells the
+	// session once printed (told.go).
+	Shown []string
 }
 
 // Respond is what the hook answers to event, given what is pending for
@@ -81,7 +84,7 @@ func fullPicture(event string, r report) Answer {
 	text, shown := r.render(nil, MaxOutput-contextOverhead(event))
 	ans := Answer{Told: shown, Untold: len(missing(r.keys(), newSet(shown))) > 0}
 	if text != "" {
-		ans.Text = contextJSON(event, text)
+		ans.Text, ans.Shown = contextJSON(event, text), shown
 	}
 	return ans
 }
@@ -100,7 +103,7 @@ func news(event string, r report, seen Seen) Answer {
 	told = append(told, shown...)
 	ans := Answer{Told: told, Blocked: seen.Blocked, Untold: len(missing(r.keys(), newSet(told))) > 0}
 	if text != "" {
-		ans.Text = contextJSON(event, text)
+		ans.Text, ans.Shown = contextJSON(event, text), shown
 	}
 	return ans
 }
@@ -118,7 +121,7 @@ func block(p store.Pending, seen Seen, report func(fresh []string) (text string,
 		return ans
 	}
 	text, shown := report(fresh)
-	ans.Text = text
+	ans.Text, ans.Shown = text, shown
 	ans.Told = slices.Concat(seen.Told, missing(shown, newSet(seen.Told)))
 	return ans
 }

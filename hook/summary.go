@@ -201,8 +201,8 @@ func waitingLine(w store.WaitingOnMe) string {
 	return fmt.Sprintf("- #%s [%s] %s from %s %s", clean(w.Channel, 80), clean(w.Item, 60), quote(w.Title, titleWidth), clean(w.From, 80), what)
 }
 
-// receiptLine is one of the party's messages: where, what, when, and who
-// has and has not read it.
+// receiptLine is one of the party's messages: where, what, when, who has
+// and has not read it, and when our hook or wake told those who have not.
 func receiptLine(u store.Receipt) string {
 	what := clean(u.Kind, 20)
 	if u.Item != "" {
@@ -213,11 +213,24 @@ func receiptLine(u store.Receipt) string {
 	if len(u.UnreadBy) == 0 {
 		return text + seen
 	}
-	text += "not yet read by " + clean(strings.Join(u.UnreadBy, ", "), 200)
+	text += "not yet read by " + clean(toldNames(u.UnreadBy, u.ToldAt), 300)
 	if len(u.ReadBy) > 0 {
 		text += "; " + seen
 	}
 	return text
+}
+
+// toldNames lists parties that have not read a message, each with when
+// and how our hook or wake told it of the message, if it did.
+func toldNames(parties []string, told map[string]store.Told) string {
+	out := make([]string, len(parties))
+	for i, p := range parties {
+		out[i] = p
+		if tl, ok := told[p]; ok {
+			out[i] += fmt.Sprintf(" (told %s by %s)", utcMinute(tl.At), tl.Via)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // readByAll are the lines for the party's messages that the session knew

@@ -87,8 +87,14 @@ func runWaiter(ctx context.Context, o Options) int {
 	defer recheck.Stop()
 	for {
 		changed := w.Next() // before the look: a change during it is not missed
-		if reason, ok := look.check(ctx); ok {
-			fmt.Fprintln(o.Stderr, reason)
+		if ans, ok := look.check(ctx); ok {
+			// Claude Code shows stderr to the model once the waiter
+			// exits 2: written whole, the wake told the session.
+			if _, err := fmt.Fprintln(o.Stderr, ans.Text); err == nil {
+				if list := tellings(ans.Shown); len(list) > 0 {
+					journal(paths, party, store.ViaWake, list)
+				}
+			}
 			return ExitWake
 		}
 		if o.looked != nil {
@@ -198,20 +204,20 @@ const markTrust = 40 * time.Millisecond
 // The report is recorded as told, under the same lock as the hooks' own
 // records: Claude Code runs UserPromptSubmit for the wake, which must not
 // tell the model again what the wake just told it.
-func (l *watcherLook) check(ctx context.Context) (string, bool) {
+func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 	mark := ""
 	if l.mark != nil {
 		mark = l.mark()
 	}
 	if l.looked && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
-		return "", false // no commit became visible since the last look
+		return Answer{}, false // no commit became visible since the last look
 	}
 	look, cancel := context.WithTimeout(ctx, l.deadline)
 	defer cancel()
 	began := time.Now()
 	p, err := l.pending(look)
 	if err != nil {
-		return "", false
+		return Answer{}, false
 	}
 	var ans Answer
 	recorded := l.session != "" && l.dir != ""
@@ -236,7 +242,7 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	}
 	l.looked, l.blocked = true, blockingKeys(p)
 	l.lastMark, l.lastRead = mark, began
-	return ans.Text, ans.Text != ""
+	return ans, ans.Text != ""
 }
 
 // writing reports a -wal written moments ago: a commit on its way.

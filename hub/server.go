@@ -2,7 +2,8 @@
 // through it over HTTP, each with a token bound to its party. The hub is
 // stateless (any replica answers any request, a restart strands nobody):
 // MCP at /mcp, a summary for the hook at /v1/hook, a long-poll at /v1/wait,
-// the token's own description at /v1/token, and /healthz. The member side
+// what a member's hook told its sessions at /v1/told, the token's own
+// description at /v1/token, and /healthz. The member side
 // (Client) is what a member machine's serve, call and hook use.
 package hub
 
@@ -130,6 +131,7 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	mux.Handle("GET /v1/wait", s.authed(s.waitHandler(ctx)))
 	mux.Handle("GET /v1/token", s.tokenOnly(http.HandlerFunc(s.token)))
 	mux.Handle("GET /v1/arrivals", s.authed(http.HandlerFunc(s.arrivals)))
+	mux.Handle("POST /v1/told", s.authed(http.HandlerFunc(s.told)))
 	mux.HandleFunc("/", notHere)
 	return s.deadlines(mux)
 }

@@ -365,7 +365,7 @@ func runAllEvents(w *world, dir string) {
 // of chat.db or its -wal, whether a server keeps the -wal open or every
 // connection closed (no -wal, no -shm: the hook must create neither).
 func TestHookNeverConsumesNorWrites(t *testing.T) {
-	w, _, dash := hookPair(t)
+	w, gw, dash := hookPair(t)
 	before := unreadTotal(w, dash)
 
 	// Every connection closed: no -wal, no -shm.
@@ -385,9 +385,11 @@ func TestHookNeverConsumesNorWrites(t *testing.T) {
 		}
 	}
 
-	// A server keeps the database open: the -wal exists.
-	s := w.serve(dash)
-	toolCall(t, s, "chat_whoami", map[string]any{"about": "dashboard"}, nil)
+	// A server keeps the database open: the -wal exists. It is another
+	// party's: node-dash's own serve records what node-dash's hook told
+	// it (tests/told_test.go), which is the serve's write, not the hook's.
+	s := w.serve(gw)
+	toolCall(t, s, "chat_whoami", map[string]any{"about": "gateway"}, nil)
 	if _, err := os.Stat(w.db + "-wal"); err != nil {
 		t.Fatalf("expected a -wal while a server runs: %v", err)
 	}

@@ -115,6 +115,9 @@ func checkOther(name string, s *Schema, v any, maxBytes int) error {
 		if strings.ContainsRune(str, 0) {
 			return argErrorf("`%s` contains a NUL character (\\u0000), %s", name, nulFix)
 		}
+		if n := utf8.RuneCountInString(str); s.MinLength != nil && n < *s.MinLength || s.MaxLength != nil && n > *s.MaxLength {
+			return argErrorf("`%s` is %d characters long — pass %s", name, n, lengthHint(s))
+		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return argErrorf("`%s` must be true or false, not %s — pass a JSON boolean, without quotes", name, kindOf(v))
@@ -144,6 +147,17 @@ func checkOther(name string, s *Schema, v any, maxBytes int) error {
 // PostgreSQL refuses it; the rule is the same on both engines, so that a
 // call does not work on one and fail on the other.
 const nulFix = "which the chat cannot store on every engine — remove it and call again"
+
+// lengthHint says how long a string must be.
+func lengthHint(s *Schema) string {
+	switch {
+	case s.MinLength != nil && s.MaxLength != nil:
+		return fmt.Sprintf("%d to %d characters", *s.MinLength, *s.MaxLength)
+	case s.MaxLength != nil:
+		return fmt.Sprintf("at most %d characters", *s.MaxLength)
+	}
+	return fmt.Sprintf("at least %d characters", *s.MinLength)
+}
 
 func rangeHint(s *Schema) string {
 	switch {

@@ -17,6 +17,7 @@ type channelNewArgs struct {
 	Name    string   `json:"name"`
 	About   string   `json:"about"`
 	Parties []string `json:"parties"`
+	keyArg
 }
 
 func channelNew(ctx context.Context, s *Service, a channelNewArgs) (Result, error) {
@@ -70,6 +71,7 @@ func (s *Service) partyRefs(parties []string) ([]store.PartyRef, error) {
 // channelArgs name the channel that join and leave act on.
 type channelArgs struct {
 	Name string `json:"name"`
+	keyArg
 }
 
 func channelJoin(ctx context.Context, s *Service, a channelArgs) (Result, error) {

@@ -12,6 +12,7 @@ type sayArgs struct {
 	Channel string `json:"channel"`
 	ReplyTo string `json:"reply_to"`
 	Ref     string `json:"ref"`
+	keyArg
 }
 
 func (a sayArgs) check() error { return text("text", a.Text) }
@@ -38,6 +39,7 @@ func autoAcked(yes bool) string {
 type replyArgs struct {
 	Item string `json:"item"`
 	Text string `json:"text"`
+	keyArg
 }
 
 func (a replyArgs) check() error {

@@ -122,18 +122,32 @@ func waitingOnPeerLine(w store.WaitingOnPeer) string {
 	return fmt.Sprintf("- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
 }
 
-// unreadByPeerLine is one of your messages that a peer has not read:
-// - #gw--dash #12 say, 2026-11-29 18:09 UTC — not yet read by fw-core; seen by node-dash
+// unreadByPeerLine is one of your messages that a peer has not read, and
+// when our hook or wake told the peer of it:
+// - #gw--dash #12 say, 2026-11-29 18:09 UTC — not yet read by fw-core (told 2026-11-29 18:10 UTC by wake); seen by node-dash
 func unreadByPeerLine(u store.Receipt) string {
 	what := u.Kind
 	if u.Item != "" {
 		what = "[" + u.Item + "]"
 	}
-	line := fmt.Sprintf("- #%s #%d %s, %s — not yet read by %s", u.Channel, u.Seq, what, utcMinute(u.Since), names(u.UnreadBy))
+	line := fmt.Sprintf("- #%s #%d %s, %s — not yet read by %s", u.Channel, u.Seq, what, utcMinute(u.Since), toldNames(u.UnreadBy, u.ToldAt))
 	if len(u.ReadBy) > 0 {
 		line += "; seen by " + names(u.ReadBy)
 	}
 	return line + "\n"
+}
+
+// toldNames lists parties that have not read a message, each with when
+// and how our hook or wake told it of the message, if it did.
+func toldNames(parties []string, told map[string]store.Told) string {
+	out := make([]string, len(parties))
+	for i, p := range parties {
+		out[i] = p
+		if tl, ok := told[p]; ok {
+			out[i] += fmt.Sprintf(" (told %s by %s)", utcMinute(tl.At), tl.Via)
+		}
+	}
+	return names(out)
 }
 
 // utcMinute is a stored time to the minute, in UTC.

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -15,6 +16,7 @@ type askArgs struct {
 	Ref       string   `json:"ref"`
 	Consumers []string `json:"consumers"`
 	Announce  bool     `json:"announce"`
+	keyArg
 }
 
 func (a askArgs) check() error {
@@ -24,15 +26,28 @@ func (a askArgs) check() error {
 	return text("body", a.Body)
 }
 
+// SameAskWindow is how long a chat_ask made without an idempotency key
+// that repeats one of the caller's — the same channel, title and body —
+// is that ask (a client's retry), not a second one.
+const SameAskWindow = 60 * time.Second
+
 func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
-	res, err := s.DB.Ask(ctx, s.Me, store.AskArgs{
+	args := store.AskArgs{
 		Title: a.Title, Body: a.Body, Channel: a.Channel, Slug: a.Slug, Ref: a.Ref,
 		Consumers: a.Consumers, Announce: a.Announce, DefaultChannel: s.Config.Chat.DefaultChannel,
-	})
+	}
+	if a.IdempotencyKey == "" {
+		args.SameWithin = SameAskWindow // a retry without a key is known by what it asks
+	}
+	res, err := s.DB.Ask(ctx, s.Me, args)
 	if err != nil {
 		return Result{}, err
 	}
 	display := fmt.Sprintf("Raised %s in #%s #%d.\n", itemLine(res.Slug, res.Title, res.Status), res.Channel, res.Seq)
+	if res.Duplicate {
+		display = fmt.Sprintf("Already raised %s in #%s #%d moments ago with this title and body: this call is that ask, and nothing was written.\n",
+			itemLine(res.Slug, res.Title, res.Status), res.Channel, res.Seq)
+	}
 	if res.Status == "done" {
 		display += fmt.Sprintf("Announced: it needs no answer; awaiting prune-ok from %s.", names(res.Consumers))
 	} else {
@@ -51,6 +66,7 @@ func (a itemArg) check() error { return text("item", a.Item) }
 type ackArgs struct {
 	itemArg
 	Note string `json:"note"`
+	keyArg
 }
 
 func ack(ctx context.Context, s *Service, a ackArgs) (Result, error) {
@@ -69,6 +85,7 @@ type resolveArgs struct {
 	itemArg
 	Note     string `json:"note"`
 	Answered bool   `json:"answered"`
+	keyArg
 }
 
 func resolve(ctx context.Context, s *Service, a resolveArgs) (Result, error) {
@@ -85,6 +102,7 @@ func resolve(ctx context.Context, s *Service, a resolveArgs) (Result, error) {
 
 type pruneOKArgs struct {
 	itemArg
+	keyArg
 }
 
 func pruneOK(ctx context.Context, s *Service, a pruneOKArgs) (Result, error) {

@@ -39,6 +39,9 @@ type Schema struct {
 	Items       *Schema            `yaml:"items,omitempty" json:"items,omitempty"`
 	Minimum     *float64           `yaml:"minimum,omitempty" json:"minimum,omitempty"`
 	Maximum     *float64           `yaml:"maximum,omitempty" json:"maximum,omitempty"`
+	// MinLength and MaxLength bound a string, in characters.
+	MinLength *int `yaml:"minLength,omitempty" json:"minLength,omitempty"`
+	MaxLength *int `yaml:"maxLength,omitempty" json:"maxLength,omitempty"`
 }
 
 // LoadManifest decodes the embedded module.yaml, refusing unknown keys.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	mcppchat "github.com/mcpp/mcpp-chat"
 	"github.com/mcpp/mcpp-chat/internal/config"
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
@@ -72,6 +74,10 @@ func TestManifestContract(t *testing.T) {
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
 		"chat_search": {"query", "channel", "archived", "limit", "skip"},
 	}
+	// Every tool that writes takes an idempotency_key, and says so.
+	for _, tool := range writingTools {
+		args[tool] = append(args[tool], "idempotency_key")
+	}
 	for _, tool := range m.Tools {
 		if tool.Description == "" || tool.InputSchema.Type != "object" {
 			t.Errorf("%s: description or type object missing", tool.Name)
@@ -81,6 +87,14 @@ func TestManifestContract(t *testing.T) {
 		}
 		if got := tool.argNames(); strings.Join(got, ",") != strings.Join(sorted(args[tool.Name]), ",") {
 			t.Errorf("%s arguments = %v, want %v", tool.Name, got, args[tool.Name])
+		}
+		if slices.Contains(writingTools, tool.Name) {
+			if !strings.Contains(tool.Description, "idempotency_key") {
+				t.Errorf("%s description does not tell the model to pass an idempotency_key", tool.Name)
+			}
+			if k := tool.InputSchema.Properties["idempotency_key"]; k.Type != "string" || *k.MinLength != 1 || *k.MaxLength != store.MaxKeyLength {
+				t.Errorf("%s idempotency_key is not a string of 1 to %d characters", tool.Name, store.MaxKeyLength)
+			}
 		}
 		for name, p := range tool.InputSchema.Properties {
 			if p.Description == "" {
@@ -97,6 +111,10 @@ func TestManifestContract(t *testing.T) {
 		t.Errorf("wait seconds range = %v..%v", *s.Minimum, *s.Maximum)
 	}
 }
+
+// writingTools are the tools that write the conversation.
+var writingTools = []string{"chat_channel_new", "chat_channel_join", "chat_channel_leave", "chat_say", "chat_ask",
+	"chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok"}
 
 func sorted(s []string) []string {
 	out := append([]string{}, s...)
@@ -115,7 +133,8 @@ func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
 	if err := yaml.Unmarshal(mcppchat.ModuleYAML, &raw); err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"type": true, "properties": true, "required": true, "items": true, "minimum": true, "maximum": true, "description": true}
+	allowed := map[string]bool{"type": true, "properties": true, "required": true, "items": true, "minimum": true, "maximum": true, "description": true,
+		"minLength": true, "maxLength": true}
 	types := map[string]bool{"object": true, "string": true, "integer": true, "boolean": true, "array": true}
 	var walk func(path string, s map[string]any)
 	walk = func(path string, s map[string]any) {

@@ -278,15 +278,16 @@ func renderReadMessage(m readMessage, compact bool) string {
 	return head + "\n" + line + receiptLine(m.Message)
 }
 
-// receiptLine is who has read one of your own messages and who not yet,
-// as the JSON's read_by and unread_by say; "" for a peer's message.
+// receiptLine is who has read one of your own messages and who not yet
+// (and when our hook or wake told them of it), as the JSON's read_by,
+// unread_by and told_to say; "" for a peer's message.
 func receiptLine(m store.Message) string {
 	var parts []string
 	if len(m.ReadBy) > 0 {
 		parts = append(parts, "seen by "+names(m.ReadBy))
 	}
 	if len(m.UnreadBy) > 0 {
-		parts = append(parts, "not yet read by "+names(m.UnreadBy))
+		parts = append(parts, "not yet read by "+toldNames(m.UnreadBy, m.ToldTo))
 	}
 	if len(parts) == 0 {
 		return ""

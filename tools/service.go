@@ -181,7 +181,7 @@ func (s *Service) call(ctx context.Context, name string, raw json.RawMessage) (R
 		}
 		return s.Remote(ctx, name, args, progressFrom(ctx))
 	}
-	res, err := h.run(ctx, s, args)
+	res, err := s.run(ctx, name, h, args)
 	if err != nil {
 		return Result{}, s.explain(name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -38,6 +39,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			log.Warn("could not look up the party's name", "err", err)
 		}
 	}
+	var member *hub.Client
 	if in.onHub() {
 		// The hook and watchers on this machine learn of the hub's
 		// changes through what serve keeps.
@@ -47,11 +49,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			return exitError
 		}
 		defer followHub(in, c, log, stderr)()
+		member = c
 	}
 	// Under Codex, serve rings the party's idle sessions (codexwake.go).
 	bellCtx, stopBell := context.WithCancel(ctx)
 	bell := startDoorbell(bellCtx, in, log)
 	defer func() { stopBell(); bell.stop() }()
+	// What the hook told this party's sessions, recorded as it arrives.
+	defer foldTold(in, svc, member, log)()
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)

@@ -174,6 +174,12 @@ func (t *tx) mergeParty(a, b party) error {
 		// as the ack itself would have.
 		`UPDATE messages SET status = 'ack', updated_at = ?3 WHERE kind = 'ask' AND status = 'open' AND author_id <> ?1
 			AND id IN (SELECT message_id FROM item_consumers WHERE party_id = ?1 AND acked_at IS NOT NULL)`,
+		// Who was told what (told.go) goes with the party, a's first
+		// telling kept; b's idempotency keys answered b's calls only.
+		`INSERT INTO told (message_id, party_id, told_at, via) SELECT message_id, ?1, told_at, via FROM told WHERE party_id = ?2
+			ON CONFLICT (message_id, party_id) DO NOTHING`,
+		`DELETE FROM told WHERE party_id = ?2 OR (party_id = ?1 AND message_id IN (SELECT id FROM messages WHERE author_id = ?1))`,
+		`DELETE FROM idempotency_keys WHERE party_id = ?2`,
 		`UPDATE parties SET about = coalesce(about, (SELECT about FROM parties WHERE id = ?2)),
 			first_seen = min(first_seen, (SELECT first_seen FROM parties WHERE id = ?2)),
 			last_seen = max(last_seen, (SELECT last_seen FROM parties WHERE id = ?2)) WHERE id = ?1`,
@@ -238,6 +244,8 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			`DELETE FROM item_consumers WHERE party_id = ?1`,
 			`DELETE FROM cursors WHERE party_id = ?1`,
 			`DELETE FROM channel_parties WHERE party_id = ?1`,
+			`DELETE FROM told WHERE party_id = ?1`,
+			`DELETE FROM idempotency_keys WHERE party_id = ?1`,
 			`UPDATE channels SET created_by = NULL WHERE created_by = ?1`,
 			`DELETE FROM parties WHERE id = ?1`,
 		} {

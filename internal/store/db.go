@@ -174,8 +174,14 @@ func (d *DB) read(ctx context.Context, fn func(*tx) error) error {
 // run runs fn in one transaction of kind k, and tells OnCommit what it
 // changed once it committed. fn may run more than once, each time in a
 // fresh transaction (engine.Engine.Run): it assigns its outputs rather
-// than appending to them.
+// than appending to them. Within a call Once runs, fn runs in that call's
+// transaction (once.go).
 func (d *DB) run(ctx context.Context, k engine.Kind, fn func(*tx) error) error {
+	if k != engine.Exclusive {
+		if ok, err := d.inAmbient(ctx, fn); ok {
+			return err // the ambient call's transaction explains it
+		}
+	}
 	changed, err := d.eng.Run(ctx, k, func(et engine.Tx) (*Change, error) {
 		t := &tx{et: et, ctx: ctx, now: Timestamp(d.clock())}
 		if err := fn(t); err != nil {

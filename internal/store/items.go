@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // target is a message an item address points at.
@@ -322,6 +323,11 @@ type AskArgs struct {
 	Consumers                       []string
 	Announce                        bool
 	DefaultChannel                  string
+	// SameWithin, when set, makes a repeat of a live ask of the caller's
+	// — the same channel, title and body (and slug, when one is given),
+	// raised within SameWithin — that ask, answered with Duplicate (a client's retry of a call that
+	// timed out, made without an idempotency key).
+	SameWithin time.Duration
 }
 
 // AskResult is chat_ask's result.
@@ -333,6 +339,9 @@ type AskResult struct {
 	Title           string   `json:"title"`
 	Consumers       []string `json:"consumers"`
 	AwaitingAckFrom []string `json:"awaiting_ack_from"`
+	// Duplicate says the call repeated an ask raised moments before
+	// (AskArgs.SameWithin): this is that ask, and nothing was written.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // Ask raises an item. Its consumers are the named parties (seated in the
@@ -348,6 +357,20 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 		if err != nil {
 			return err
 		}
+		title, body := strings.TrimSpace(a.Title), strings.TrimSpace(a.Body)
+		if a.SameWithin > 0 {
+			if _, err := t.lockChannel(c.id); err != nil {
+				return err
+			}
+			var found bool
+			asked := ""
+			if strings.TrimSpace(a.Slug) != "" {
+				asked = Slugify(a.Slug)
+			}
+			if out, found, err = t.sameAsk(c, p, title, body, asked, a.SameWithin); err != nil || found {
+				return err
+			}
+		}
 		consumers, err := t.chooseConsumers(c, p, a.Consumers)
 		if err != nil {
 			return err
@@ -360,8 +383,7 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 		if a.Announce {
 			status = "done"
 		}
-		title := strings.TrimSpace(a.Title)
-		id, seq, err := t.post(c, p, post{kind: "ask", body: strings.TrimSpace(a.Body), slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status})
+		id, seq, err := t.post(c, p, post{kind: "ask", body: body, slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status})
 		if err != nil {
 			return err
 		}

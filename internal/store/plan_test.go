@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
@@ -21,7 +22,7 @@ import (
 // fullScan matches a query-plan line that walks a whole table or index of
 // the tables that grow with the history. Channels, parties and seats are
 // small and may be scanned.
-var fullScan = regexp.MustCompile(`\bSCAN (m|par|messages|ic|item_consumers|cursors)\b`)
+var fullScan = regexp.MustCompile(`\bSCAN (m|par|messages|ic|item_consumers|cursors|tl|told|idempotency_keys)\b`)
 
 // Every statement a call runs — each is kept in the statement cache — must
 // reach the history through an index: a SCAN of messages, item_consumers or
@@ -112,6 +113,28 @@ func exerciseEveryCall(t *testing.T, db *DB, report SeedReport) []string {
 		func() error {
 			_, err := db.Ask(ctx, reader, AskArgs{Channel: ch, Title: "A question", Body: "Why?"})
 			return err
+		},
+		func() error {
+			// A repeat of an ask within the window: the lookup that finds it.
+			_, err := db.Ask(ctx, reader, AskArgs{Channel: ch, Title: "A question", Body: "Why?", SameWithin: time.Minute})
+			return err
+		},
+		func() error {
+			_, err := db.RecordTold(ctx, peer, []Telling{{Channel: ch, Seq: 1, At: Now(), Via: ViaWake}, {Channel: ch, Seq: 2, At: Now(), Via: ViaStop}})
+			return err
+		},
+		func() error {
+			keyed := Keyed{Me: reader, Tool: "chat_say", Key: "k", ArgsHash: "h"}
+			for range 2 { // the call, then its retry
+				_, _, err := db.Once(ctx, keyed, func(ctx context.Context) (KeyedAnswer, error) {
+					_, err := db.Say(ctx, reader, SayArgs{Channel: ch, Text: "once"})
+					return KeyedAnswer{JSON: "{}"}, err
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		func() error { _, err := db.Reply(ctx, peer, "a-question", "because", ""); return err },
 		func() error { _, err := db.Ack(ctx, reader, ack, "on it", ""); return err },

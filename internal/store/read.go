@@ -34,7 +34,10 @@ type Message struct {
 	// own messages, the person's view); nil leaves both keys out.
 	ReadBy   []string `json:"read_by,omitzero"`
 	UnreadBy []string `json:"unread_by,omitzero"`
-	id       int64
+	// ToldTo says which parties our hook or wake told of the message,
+	// when and by which event (told.go); it rides with the receipts.
+	ToldTo map[string]Told `json:"told_to,omitempty"`
+	id     int64
 }
 
 // Consumer is one party an item waits on.

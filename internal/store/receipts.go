@@ -34,6 +34,9 @@ type Receipt struct {
 	Since    string   `json:"since"`
 	ReadBy   []string `json:"read_by"`
 	UnreadBy []string `json:"unread_by"`
+	// ToldAt says which peers our hook or wake told of the message, when
+	// and by which event (told.go).
+	ToldAt map[string]Told `json:"told_at,omitempty"`
 }
 
 // seatCursor is a party seated in a channel and how far it has read there.
@@ -101,7 +104,7 @@ func (t *tx) ownReceipts(channelID int64, author string, list []Message) error {
 		return err
 	}
 	withReceipts(list, seats, mine)
-	return nil
+	return t.withTold(list)
 }
 
 // receipts gives every message of list (one channel's) its receipts, as
@@ -116,7 +119,7 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 		return err
 	}
 	withReceipts(list, seats, func(Message) bool { return true })
-	return nil
+	return t.withTold(list)
 }
 
 // unreadByPeers lists p's recent live messages (ReceiptWindow,
@@ -131,7 +134,7 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 // both its ends so that PostgreSQL, planning for any values, prices it as
 // the few rows it is and walks the index too.
 func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
-	rows, err := t.query(`SELECT c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
+	rows, err := t.query(`SELECT m.id, c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
 		FROM (SELECT cp.channel_id,
 		             (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top,
 		             (SELECT min(coalesce(pc.last_seq, 0)) FROM channel_parties ps
@@ -157,11 +160,13 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 	}
 	byMessage := map[message]*Receipt{}
 	var list []*Receipt
+	ids := map[message]int64{}
 	for rows.Next() {
 		var u Receipt
+		var id int64
 		var peer string
 		var cursor int64
-		if err := rows.Scan(&u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
+		if err := rows.Scan(&id, &u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
 			return nil, err
 		}
 		if !recent(u.Since) {
@@ -173,6 +178,7 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 			u.ReadBy, u.UnreadBy = []string{}, []string{}
 			e = &u
 			byMessage[key] = e
+			ids[key] = id
 			list = append(list, e)
 		}
 		if cursor >= e.Seq {
@@ -185,6 +191,7 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 		return nil, err
 	}
 	out := []Receipt{}
+	var unread []int64
 	for _, e := range list {
 		if len(e.UnreadBy) == 0 {
 			continue // read by all (the range starts at the slowest cursor, so none is)
@@ -192,6 +199,14 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 		slices.Sort(e.ReadBy)
 		slices.Sort(e.UnreadBy)
 		out = append(out, *e)
+		unread = append(unread, ids[message{e.Channel, e.Seq}])
+	}
+	told, err := t.toldOf(unread)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].ToldAt = told[ids[message{out[i].Channel, out[i].Seq}]]
 	}
 	slices.SortFunc(out, func(a, b Receipt) int {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))

@@ -7,6 +7,7 @@ package transcript
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
@@ -62,17 +63,37 @@ func newestWithReceipt(msgs []store.Message) int64 {
 	return 0
 }
 
-// receipt is who has read m and who has not; "" when nobody else sits in
-// its channel.
+// receipt is who has read m and who has not (and when our hook or wake
+// told those who have not); "" when nobody else sits in its channel.
 func receipt(m store.Message) string {
 	var parts []string
 	if len(m.ReadBy) > 0 {
 		parts = append(parts, "seen by "+partyList(m.ReadBy))
 	}
 	if len(m.UnreadBy) > 0 {
-		parts = append(parts, "not yet read by "+partyList(m.UnreadBy))
+		unread := partyList(m.UnreadBy)
+		if len(m.ToldTo) > 0 {
+			told := make([]string, len(m.UnreadBy))
+			for i, p := range m.UnreadBy {
+				told[i] = safe.OneLine(p, 64)
+				if tl, ok := m.ToldTo[p]; ok {
+					told[i] += " (told " + utcMinute(tl.At) + " by " + safe.OneLine(tl.Via, 20) + ")"
+				}
+			}
+			unread = strings.Join(told, ", ")
+		}
+		parts = append(parts, "not yet read by "+unread)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// utcMinute is a stored time to the minute, in UTC.
+func utcMinute(at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return safe.OneLine(at, 40)
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 func partyList(names []string) string {

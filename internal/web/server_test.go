@@ -372,6 +372,15 @@ func TestPageShowsReadReceipts(t *testing.T) {
 	if n := strings.Count(page, `<div class="receipt">not yet read by node-dash</div>`); n != 2 {
 		t.Errorf("%d messages say they are not yet read by node-dash, want 2:\n%s", n, page)
 	}
+	// Told by node-dash's wake (mesh-gw's say, #1), a message says so
+	// until it is read.
+	if _, err := db.RecordTold(context.Background(), dash, []store.Telling{{Channel: "gw--dash", Seq: 1, At: "2026-12-02T10:02:31.000000+00:00", Via: "wake"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, ts.URL+"/c/gw--dash")
+	if !strings.Contains(page, `<div class="receipt">not yet read by node-dash (told 2026-12-02 10:02 UTC by wake)</div>`) {
+		t.Errorf("the page does not say node-dash was told:\n%s", page)
+	}
 	if _, err := db.Read(context.Background(), dash, store.ReadArgs{Channel: "gw--dash", Limit: 50}); err != nil {
 		t.Fatal(err)
 	}

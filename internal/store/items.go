@@ -321,7 +321,10 @@ type AskArgs struct {
 	Title, Body, Channel, Slug, Ref string
 	Consumers                       []string
 	Announce                        bool
-	DefaultChannel                  string
+	// Due is by when each consumer must ack: a duration from now or an
+	// RFC 3339 time (ParseDue); "" sets none.
+	Due            string
+	DefaultChannel string
 }
 
 // AskResult is chat_ask's result.
@@ -333,6 +336,8 @@ type AskResult struct {
 	Title           string   `json:"title"`
 	Consumers       []string `json:"consumers"`
 	AwaitingAckFrom []string `json:"awaiting_ack_from"`
+	// Due is the due time the ask set, if any.
+	Due string `json:"due,omitempty"`
 }
 
 // Ask raises an item. Its consumers are the named parties (seated in the
@@ -341,6 +346,10 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 	var out AskResult
 	err := d.update(ctx, func(t *tx) error {
 		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		due, err := t.askDue(a)
 		if err != nil {
 			return err
 		}
@@ -377,6 +386,12 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 				return err
 			}
 			out.Consumers = append(out.Consumers, q.name)
+		}
+		if !due.IsZero() {
+			if err := t.setDue(id, due); err != nil {
+				return err
+			}
+			out.Due = Timestamp(due)
 		}
 		return t.followOwnPost(c, p, seq)
 	})

@@ -27,7 +27,11 @@ type Message struct {
 	Status    string     `json:"status,omitempty"`
 	Archived  *bool      `json:"archived,omitempty"`
 	Consumers []Consumer `json:"consumers,omitempty"`
-	Re        string     `json:"re,omitempty"`
+	// Dues and Escalation are an item's due time and what its ladder
+	// recorded (due.go); an item without them carries none of their keys.
+	Dues
+	Escalation []StageNote `json:"escalation,omitempty"`
+	Re         string      `json:"re,omitempty"`
 	// ReadBy and UnreadBy are the read receipts (receipts.go): the seated
 	// parties but the author whose cursor has, or has not, passed the
 	// message. Only some answers carry them (chat_read on the caller's
@@ -97,7 +101,7 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 			out[i].Consumers = byItem[out[i].id]
 		}
 	}
-	return out, nil
+	return out, t.attachDues(out, asks)
 }
 
 // parentRef names a reply's parent: an item by its slug, any other row by #seq;
@@ -329,6 +333,8 @@ type ItemRef struct {
 	Seq     int64  `json:"seq"`
 	Status  string `json:"status"`
 	Title   string `json:"title"`
+	// Dues is the item's due time, if it has one (due.go).
+	Dues
 }
 
 // WaitingOnMe is an item that needs the caller's ack, resolve or prune-ok.
@@ -356,6 +362,9 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		in.UnreadByPeers, err = t.unreadByPeers(p)
 		return in, err
 	})
+	if timely(out) {
+		state = "" // the clock changes it: answer it anew each time
+	}
 	out.State = state
 	return out, err
 }
@@ -391,13 +400,19 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 		return err
 	}
 	for _, m := range items {
-		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
-		if needs := needsFrom(m, p.name); needs != NeedNothing {
+		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title, Dues: m.Dues}
+		needs := needsFrom(m, p.name)
+		if decides(m, p.name) {
+			needs = NeedDecide
+		}
+		if needs != NeedNothing {
 			*onMe = append(*onMe, WaitingOnMe{ItemRef: ref, Needs: needs})
 			continue
 		}
 		*onPeer = append(*onPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
 	}
+	overdueFirst(*onMe, func(w WaitingOnMe) Dues { return w.Dues })
+	overdueFirst(*onPeer, func(w WaitingOnPeer) Dues { return w.Dues })
 	return nil
 }
 
@@ -442,8 +457,16 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
 	})
 	byItem, err := t.consumersOf(ids)
+	if err != nil {
+		return out, err
+	}
+	due, err := t.dueOf(ids)
+	now := t.nowTime()
 	for i := range out {
 		out[i].Consumers = byItem[out[i].id]
+		if r, ok := due[out[i].id]; ok {
+			out[i].Dues = dues(r, out[i].Status, out[i].Consumers, now)
+		}
 	}
 	return out, err
 }

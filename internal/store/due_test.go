@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -466,5 +467,42 @@ func expectNext(t *testing.T, db *DB, at time.Time) {
 		t.Errorf("armed for %s, want nothing", next)
 	case !at.IsZero() && (!ok || !next.Equal(at)):
 		t.Errorf("armed for %s (%v), want %s", next, ok, at)
+	}
+}
+
+// migrate's copy into a team store brings the due times and what their
+// ladders recorded along; a database from before them copies as before.
+func TestCopyToPostgresKeepsDueTimes(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 7, 30, 10, 0, 0, 0, time.UTC)
+	clock := newFakeClock(start)
+	src := filepath.Join(t.TempDir(), "chat.db")
+	db, err := OpenWith(ctx, src, Options{Clock: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []Identity{gw, dash} {
+		must(t)(db.Register(ctx, id))
+	}
+	must(t)(db.ChannelNew(ctx, gw, "gw--dash", "", []string{"node-dash"}))
+	must(t)(db.Ask(ctx, gw, AskArgs{Title: "enum", Body: "b", Slug: "enum", Due: "10m"}))
+	clock.advance(11 * time.Minute)
+	if fired := advance(t, db); len(fired) != 1 {
+		t.Fatalf("fired %+v", fired)
+	}
+	db.Close()
+	from := openRO(t, src)
+	to, _ := openPGStore(t)
+	copied, err := CopyTo(ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied.Rows["item_due"] != 1 || copied.Rows["item_stages"] != 1 || !strings.Contains(copied.String(), "1 due time, 1 escalation stage") {
+		t.Errorf("copied %v", copied)
+	}
+	expectNext(t, to, start.Add(25*time.Minute))
+	m := readAll(t, to, gw, "gw--dash").Messages[0]
+	if m.Due != "2026-07-30T10:10:00.000000+00:00" || len(m.Escalation) != 1 || m.Escalation[0].Stage != StageOverdue {
+		t.Errorf("copied item: %+v %+v", m.Dues, m.Escalation)
 	}
 }

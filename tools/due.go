@@ -87,25 +87,5 @@ func dueSentence(d store.Dues) string {
 
 // stageLine is one stage of an item's ladder, under the item in a read.
 func stageLine(n store.StageNote) string {
-	var what string
-	switch n.Stage {
-	case store.StageOverdue:
-		what = "overdue: not acked by " + names(n.For)
-	case store.StageRaiser:
-		what = "raiser " + names(n.For) + " woken to decide"
-	case store.StagePerson:
-		what = "a person told (not acked by " + names(n.For) + ")"
-		if n.Outcome != "" {
-			what += " — " + OneLine(n.Outcome, 200)
-		}
-	case store.StageReassigned:
-		if len(n.For) == 2 {
-			what = "reassigned from " + n.For[0] + " to " + n.For[1]
-		}
-	}
-	line := fmt.Sprintf("  ⏰ %s %s", utcMinute(n.At), what)
-	if n.LateBy != "" {
-		line += fmt.Sprintf(" (%s late: no chat process was running)", n.LateBy)
-	}
-	return line
+	return fmt.Sprintf("  ⏰ %s %s", utcMinute(n.At), OneLine(n.Words(), 300))
 }

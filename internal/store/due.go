@@ -186,15 +186,37 @@ func (t *tx) nowTime() time.Time {
 	return at
 }
 
-// attachDues gives the items among msgs their due times and, for
-// chat_read and the person's views, what their ladders recorded.
+// attachDues gives the items among msgs their due times and what their
+// ladders recorded (for chat_read, the hook and the person's views), read
+// in one query.
 func (t *tx) attachDues(msgs []Message, ids []int64) error {
-	due, err := t.dueOf(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	list := idList(ids)
+	rows, err := t.query(`SELECT message_id, 0 AS n, due_at, stage, '', '', '' FROM item_due WHERE message_id IN (SELECT value FROM json_each(?))
+		UNION ALL
+		SELECT message_id, id, stage, planned_at, at, parties, coalesce(outcome, '') FROM item_stages WHERE message_id IN (SELECT value FROM json_each(?))
+		ORDER BY 2`, list, list)
 	if err != nil {
 		return err
 	}
-	notes, err := t.stagesOf(ids)
-	if err != nil {
+	defer rows.Close()
+	due := map[int64]dueRow{}
+	notes := map[int64][]StageNote{}
+	for rows.Next() {
+		var id, n int64
+		var a, b, c, d, e string
+		if err := rows.Scan(&id, &n, &a, &b, &c, &d, &e); err != nil {
+			return err
+		}
+		if n == 0 {
+			due[id] = dueRow{due: a, stage: b}
+			continue
+		}
+		notes[id] = append(notes[id], StageNote{Stage: a, At: c, LateBy: lateBy(b, c), For: splitNames(d), Outcome: e})
+	}
+	if err := rows.Err(); err != nil {
 		return err
 	}
 	now := t.nowTime()
@@ -227,35 +249,37 @@ type StageNote struct {
 	Outcome string `json:"outcome,omitempty"`
 }
 
+// Words is what the stage did, for a person or a model: "overdue: not
+// acked by node-dash", "raiser mesh-gw woken to decide", "a person told
+// (not acked by node-dash) — notify.command ok", "reassigned from
+// node-dash to fw-core"; a stage fired late says how late.
+func (n StageNote) Words() string {
+	who := quoteList(n.For)
+	var what string
+	switch n.Stage {
+	case StageOverdue:
+		what = "overdue: not acked by " + who
+	case StageRaiser:
+		what = "raiser " + who + " woken to decide"
+	case StagePerson:
+		what = "a person told (not acked by " + who + ")"
+		if n.Outcome != "" {
+			what += " — " + n.Outcome
+		}
+	case StageReassigned:
+		what = "reassigned from " + strings.Join(n.For, " to ")
+	default:
+		what = n.Stage
+	}
+	if n.LateBy != "" {
+		what += " (" + n.LateBy + " late: no chat process was running)"
+	}
+	return what
+}
+
 // lateAfter is how long after its time a stage may fire and still count
 // as on time: a timer's and a busy store's delay, not a process missing.
 const lateAfter = 5 * time.Second
-
-// stagesOf loads what the ladders of many items recorded, oldest first.
-func (t *tx) stagesOf(ids []int64) (map[int64][]StageNote, error) {
-	out := map[int64][]StageNote{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := t.query(`SELECT message_id, stage, planned_at, at, parties, coalesce(outcome, '') FROM item_stages
-		WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY id`, idList(ids))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var n StageNote
-		var planned, parties string
-		if err := rows.Scan(&id, &n.Stage, &planned, &n.At, &parties, &n.Outcome); err != nil {
-			return nil, err
-		}
-		n.For = splitNames(parties)
-		n.LateBy = lateBy(planned, n.At)
-		out[id] = append(out[id], n)
-	}
-	return out, rows.Err()
-}
 
 // lateBy is how much later than planned a stage fired, "" when on time.
 func lateBy(planned, at string) string {

@@ -133,28 +133,6 @@ type dueRow struct {
 	due, stage string
 }
 
-// dueOf loads the due times of many items at once.
-func (t *tx) dueOf(ids []int64) (map[int64]dueRow, error) {
-	out := map[int64]dueRow{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := t.query(`SELECT message_id, due_at, stage FROM item_due WHERE message_id IN (SELECT value FROM json_each(?))`, idList(ids))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var r dueRow
-		if err := rows.Scan(&id, &r.due, &r.stage); err != nil {
-			return nil, err
-		}
-		out[id] = r
-	}
-	return out, rows.Err()
-}
-
 // dues is what an item's due row says at now: its consumers and status
 // decide whether an ack is still owed.
 func dues(r dueRow, status string, consumers []Consumer, now time.Time) Dues {

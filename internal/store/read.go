@@ -426,10 +426,12 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	// channels are read. A consumer is always seated when the item is
 	// raised and leaving keeps the seat's row (left_at set), so the items
 	// of channels it left are found through those rows.
-	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status
+	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status,
+		       coalesce(d.due_at, ''), coalesce(d.stage, '')
 		FROM channel_parties cp
 		JOIN messages m ON m.channel_id = cp.channel_id
 		JOIN channels c ON c.id = m.channel_id JOIN parties a ON a.id = m.author_id
+		LEFT JOIN item_due d ON d.message_id = m.id
 		WHERE cp.party_id = ?1 AND m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
 			cp.left_at IS NULL
 			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?1))`, p.id)
@@ -438,11 +440,16 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	}
 	out := []Message{}
 	ids := []int64{}
+	due := map[int64]dueRow{} // the items with a due time (due.go)
 	for rows.Next() {
 		m := Message{Kind: "ask"}
-		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.From, &m.Slug, &m.Title, &m.Status); err != nil {
+		var r dueRow
+		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.From, &m.Slug, &m.Title, &m.Status, &r.due, &r.stage); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if r.due != "" {
+			due[m.id] = r
 		}
 		out = append(out, m)
 		ids = append(ids, m.id)
@@ -457,10 +464,6 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
 	})
 	byItem, err := t.consumersOf(ids)
-	if err != nil {
-		return out, err
-	}
-	due, err := t.dueOf(ids)
 	now := t.nowTime()
 	for i := range out {
 		out[i].Consumers = byItem[out[i].id]

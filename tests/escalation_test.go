@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -205,4 +206,35 @@ func TestEscalationMissedWhileNothingRan(t *testing.T) {
 	if s, ok := servers.Load(session); !ok || !strings.Contains(s.(*served).stderr.String(), "fired an escalation stage late") {
 		t.Errorf("serve's log does not say it fired late")
 	}
+}
+
+// An mcpp host's worker (call --stream) runs the ladder's clock as serve
+// does: with it alone running, an item's stages fire.
+func TestEscalationMcppWorkerRunsTheClock(t *testing.T) {
+	w, _, _, _ := ladderWorld(t, false)
+	gw, dash := w.seatedPair()
+	cmd := exec.Command(chatBin, "call", "--stream", "--workspace", dash)
+	cmd.Env = w.env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	ready := make([]byte, 64)
+	if n, err := stdout.Read(ready); err != nil || !strings.Contains(string(ready[:n]), `"ready":true`) {
+		t.Fatalf("the worker did not start: %q %v", ready[:n], err)
+	}
+	go io.Copy(io.Discard, stdout)
+	w.mustCall(gw, "chat_ask", map[string]any{"title": "Is the enum closed?", "body": "b", "slug": "enum", "due": "1s"}, nil)
+	awaitTold(t, w, dash, time.Minute, "enum")
 }

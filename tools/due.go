@@ -33,26 +33,26 @@ func due(ctx context.Context, s *Service, a dueArgs) (Result, error) {
 
 type reassignArgs struct {
 	itemArg
-	From string `json:"from"`
-	To   string `json:"to"`
+	Consumer string `json:"consumer"`
+	To       string `json:"to"`
 }
 
 func (a reassignArgs) check() error {
 	if err := a.itemArg.check(); err != nil {
 		return err
 	}
-	if err := text("from", a.From); err != nil {
+	if err := text("consumer", a.Consumer); err != nil {
 		return err
 	}
 	return text("to", a.To)
 }
 
 func reassign(ctx context.Context, s *Service, a reassignArgs) (Result, error) {
-	st, err := s.DB.Reassign(ctx, s.Me, store.ReassignArgs{Item: a.Item, From: a.From, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel})
+	st, err := s.DB.Reassign(ctx, s.Me, store.ReassignArgs{Item: a.Item, Consumer: a.Consumer, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Display: renderItemState(fmt.Sprintf("Reassigned from %s to %s:", strings.TrimSpace(a.From), strings.TrimSpace(a.To)), st), Value: st}, nil
+	return Result{Display: renderItemState(fmt.Sprintf("Reassigned from %s to %s:", strings.TrimSpace(a.Consumer), strings.TrimSpace(a.To)), st), Value: st}, nil
 }
 
 // dueLine is what a due time adds to an item's line: " · due 10:00 UTC",

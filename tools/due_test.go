@@ -71,7 +71,7 @@ func TestDueGolden(t *testing.T) {
 	step(dash, "chat_due", `{"item": "chunk-api", "due": "1h"}`)
 	at(61 * time.Minute)
 	step(gw, "chat_inbox", `{}`)
-	step(gw, "chat_reassign", `{"item": "chunk-api", "from": "node-dash", "to": "fw-core"}`)
+	step(gw, "chat_reassign", `{"item": "chunk-api", "consumer": "node-dash", "to": "fw-core"}`)
 	step(gw, "chat_read", `{"since": 0, "peek": true}`)
 	step(gw, "chat_due", `{"item": "chunk-api", "due": "2h"}`)
 	step(gw, "chat_due", `{"item": "chunk-api", "due": null}`)

@@ -69,7 +69,7 @@ func TestManifestContract(t *testing.T) {
 		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
 		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce", "due"}, "chat_reply": {"item", "text"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
-		"chat_due": {"item", "due"}, "chat_reassign": {"item", "from", "to"},
+		"chat_due": {"item", "due"}, "chat_reassign": {"item", "consumer", "to"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
 		"chat_search": {"query", "channel", "archived", "limit", "skip"},
 	}

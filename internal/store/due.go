@@ -428,10 +428,11 @@ func (t *tx) owesAcks(x target, why string) error {
 	return nil
 }
 
-// ReassignArgs are chat_reassign's arguments.
+// ReassignArgs are chat_reassign's arguments: Consumer is the one
+// replaced, To the party that takes its place.
 type ReassignArgs struct {
-	Item, From, To string
-	DefaultChannel string
+	Item, Consumer, To string
+	DefaultChannel     string
 }
 
 // Reassign replaces a consumer who has not acked an item by another party
@@ -455,7 +456,7 @@ func (d *DB) Reassign(ctx context.Context, me Identity, a ReassignArgs) (ItemSta
 		if err := t.owesAcks(x, "there is no ack to reassign"); err != nil {
 			return err
 		}
-		from, to, err := t.reassignees(x, p, strings.TrimSpace(a.From), strings.TrimSpace(a.To))
+		from, to, err := t.reassignees(x, p, strings.TrimSpace(a.Consumer), strings.TrimSpace(a.To))
 		if err != nil {
 			return err
 		}
@@ -482,19 +483,19 @@ func (d *DB) Reassign(ctx context.Context, me Identity, a ReassignArgs) (ItemSta
 	return out, err
 }
 
-// reassignees checks chat_reassign's from and to: from a consumer of x who
-// has not acked (never the raiser), to a party seated in x's channel that
-// does not consume x yet.
+// reassignees checks chat_reassign's consumer and to: the consumer a
+// consumer of x who has not acked (never the raiser), to a party seated in
+// x's channel that does not consume x yet.
 func (t *tx) reassignees(x target, raiser party, fromName, toName string) (from, to party, err error) {
 	consumers, err := t.names(`SELECT p.name FROM item_consumers ic JOIN parties p ON p.id = ic.party_id WHERE ic.message_id = ? ORDER BY p.name`, x.id)
 	if err != nil {
 		return from, to, err
 	}
 	if fromName == raiser.name {
-		return from, to, userErrorf("you raised %s, and the raiser stays one of its consumers — name a consumer who has not acked as from (%s)", x.label(), quoteList(without(consumers, raiser.name)))
+		return from, to, userErrorf("you raised %s, and the raiser stays one of its consumers — name as consumer one who has not acked (%s)", x.label(), quoteList(without(consumers, raiser.name)))
 	}
 	if !contains(consumers, fromName) {
-		return from, to, userErrorf("'%s' is not a consumer of %s — name one of its consumers as from (%s)", fromName, x.label(), quoteList(without(consumers, raiser.name)))
+		return from, to, userErrorf("'%s' is not a consumer of %s — name one of its consumers as consumer (%s)", fromName, x.label(), quoteList(without(consumers, raiser.name)))
 	}
 	if from, err = t.partyByName(fromName, false); err != nil {
 		return from, to, err

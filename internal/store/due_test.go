@@ -398,13 +398,13 @@ func TestReassign(t *testing.T) {
 			{gw, "node-dash", "node-dash", "'node-dash' already consumes [enum]"},
 			{gw, "node-dash", "nobody", "'nobody' does not sit in 'gw--dash'"},
 		} {
-			_, err := db.Reassign(ctx, c.who, ReassignArgs{Item: "enum", From: c.from, To: c.to})
+			_, err := db.Reassign(ctx, c.who, ReassignArgs{Item: "enum", Consumer: c.from, To: c.to})
 			refused(t, err, c.want)
 		}
 		if after := kinds(readAll(t, db, gw, "gw--dash")); !slices.Equal(before, after) {
 			t.Errorf("refused calls wrote: %v", after[len(before):])
 		}
-		st, err := db.Reassign(ctx, gw, ReassignArgs{Item: "enum", From: "node-dash", To: "fw-core"})
+		st, err := db.Reassign(ctx, gw, ReassignArgs{Item: "enum", Consumer: "node-dash", To: "fw-core"})
 		if err != nil || !slices.Equal(st.AwaitingAckFrom, []string{"fw-core"}) || st.Due == "" {
 			t.Fatalf("reassign: %+v, %v", st, err)
 		}
@@ -422,12 +422,12 @@ func TestReassign(t *testing.T) {
 		if len(notes) != 1 || notes[0].Stage != StageReassigned || !slices.Equal(notes[0].For, []string{"node-dash", "fw-core"}) {
 			t.Errorf("record = %+v", notes)
 		}
-		_, err = db.Reassign(ctx, gw, ReassignArgs{Item: "enum", From: "fw-core", To: "node-dash"})
+		_, err = db.Reassign(ctx, gw, ReassignArgs{Item: "enum", Consumer: "fw-core", To: "node-dash"})
 		if err != nil {
 			t.Errorf("a second reassignment: %v", err)
 		}
 		must(t)(db.Ack(ctx, dash, "enum", "", ""))
-		_, err = db.Reassign(ctx, gw, ReassignArgs{Item: "enum", From: "node-dash", To: "fw-core"})
+		_, err = db.Reassign(ctx, gw, ReassignArgs{Item: "enum", Consumer: "node-dash", To: "fw-core"})
 		refused(t, err, "every consumer of [enum] acked it")
 	})
 }

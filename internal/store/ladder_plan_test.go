@@ -50,7 +50,7 @@ func TestLadderQueriesUseAnIndex(t *testing.T) {
 			return err
 		},
 		func() error {
-			_, err := db.Reassign(ctx, reader, ReassignArgs{Item: ch + ":due-soon", From: peer.Name, To: seated[1]})
+			_, err := db.Reassign(ctx, reader, ReassignArgs{Item: ch + ":due-soon", Consumer: peer.Name, To: seated[1]})
 			return err
 		},
 		func() error { _, err := db.SetDue(ctx, reader, DueArgs{Item: ch + ":due-later"}); return err },

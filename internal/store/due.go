@@ -134,14 +134,18 @@ type dueRow struct {
 }
 
 // dues is what an item's due row says at now: its consumers and status
-// decide whether an ack is still owed.
+// decide whether an ack is still owed. A done item shows none: its due
+// time no longer asks anything of anyone (its ladder's record stays).
 func dues(r dueRow, status string, consumers []Consumer, now time.Time) Dues {
+	if status == "done" {
+		return Dues{}
+	}
 	d := Dues{Due: r.due}
 	if r.stage != StageDue {
 		d.Stage = r.stage
 	}
 	at, err := time.Parse(time.RFC3339Nano, r.due)
-	if err != nil || status == "done" || now.Before(at) {
+	if err != nil || now.Before(at) {
 		return d
 	}
 	for _, c := range consumers {

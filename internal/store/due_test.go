@@ -506,3 +506,22 @@ func TestCopyToPostgresKeepsDueTimes(t *testing.T) {
 		t.Errorf("copied item: %+v %+v", m.Dues, m.Escalation)
 	}
 }
+
+// A done item shows no due time: it asks nothing of anyone any more.
+func TestDoneItemShowsNoDueTime(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		db, clock := clockedWorld(t, time.Date(2026, 7, 30, 10, 0, 0, 0, time.UTC))
+		ctx := context.Background()
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "enum", Body: "b", Slug: "enum", Due: "10m"}))
+		clock.advance(time.Hour)
+		st, err := db.Resolve(ctx, gw, "enum", "", false, "")
+		if err != nil || st.Due != "" || st.Overdue() {
+			t.Errorf("resolved: %+v, %v", st.Dues, err)
+		}
+		for _, w := range must2[Inbox](t)(db.Inbox(ctx, dash)).WaitingOnMe {
+			if w.Due != "" {
+				t.Errorf("a done item waiting on a prune-ok shows its due time: %+v", w)
+			}
+		}
+	})
+}

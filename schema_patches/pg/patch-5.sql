@@ -1,4 +1,4 @@
--- Version 4 on PostgreSQL: ../patch-4.sql with PostgreSQL's ids (64-bit
+-- Version 5 on PostgreSQL: ../patch-5.sql with PostgreSQL's ids (64-bit
 -- identities, as pg/schema.sql has them). The comments there say what each
 -- table and index is for.
 --

@@ -1,4 +1,4 @@
--- Version 4: due times and the escalation ladder (docs/protocol.md, Due
+-- Version 5: due times and the escalation ladder (docs/protocol.md, Due
 -- times). Tables of their own beside the Python edition's, which stay as
 -- they are (it ignores tables it does not know).
 --

@@ -23,20 +23,36 @@ const (
 //	mcpp-chat: mesh-gw is waiting on node-dash: [chunk-api] "Is the enum closed?" needs your ack; 2 unread messages in #gw--dash
 func headline(p store.Pending, fresh []string) string {
 	news := newSet(fresh)
+	if d, ok := toDecide(p, news); ok {
+		return fmt.Sprintf("mcpp-chat: %s, your item [%s] %s is OVERDUE by %s: not acked by %s — decide", clean(p.Party, 80),
+			clean(d.Item, 60), quote(d.Title, headlineWidth), lateness(d), clean(strings.Join(d.NotAcked, ", "), 80))
+	}
 	acks := pendingAcks(p, news)
 	talk := talkChannels(p, news)
 	return fmt.Sprintf("mcpp-chat: %s waiting on %s: %s", peersOf(p.Party, acks, talk).subject(), clean(p.Party, 80), waitingFor(acks, talk))
 }
 
+// toDecide is the party's own overdue item the ladder woke it for, when
+// that is the news.
+func toDecide(p store.Pending, news set) (store.WaitingOnMe, bool) {
+	for _, w := range p.WaitingOnMe {
+		if w.Needs == store.NeedDecide && news[decideKey(w)] {
+			return w, true
+		}
+	}
+	return store.WaitingOnMe{}, false
+}
+
 // pendingAcks lists the items that need the party's ack, news first.
 func pendingAcks(p store.Pending, news set) []store.WaitingOnMe {
 	var acks []store.WaitingOnMe
-	for _, w := range p.WaitingOnMe {
+	for _, w := range overdueFirst(p.WaitingOnMe) {
 		if w.Needs == store.NeedAck {
 			acks = append(acks, w)
 		}
 	}
-	sort.SliceStable(acks, func(i, j int) bool { return news[ackKey(acks[i])] && !news[ackKey(acks[j])] })
+	isNews := func(w store.WaitingOnMe) bool { return news[ackKey(w)] || news[overdueKey(w)] }
+	sort.SliceStable(acks, func(i, j int) bool { return isNews(acks[i]) && !isNews(acks[j]) })
 	return acks
 }
 
@@ -86,6 +102,9 @@ func waitingFor(acks []store.WaitingOnMe, talk []store.ChannelPending) string {
 		return what
 	}
 	what := fmt.Sprintf("[%s] %s needs your ack", clean(acks[0].Item, 60), quote(acks[0].Title, headlineWidth))
+	if overdue(acks[0]) {
+		what += ", OVERDUE by " + lateness(acks[0])
+	}
 	if n := len(acks) - 1; n > 0 {
 		what += fmt.Sprintf(" (and %s)", text.Count(n, "more item"))
 	}

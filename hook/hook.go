@@ -286,7 +286,7 @@ func quiet(dir string, pl Payload, root, event, fp, db string) bool {
 		return true
 	}
 	mark, ok := store.CommitMark(db)
-	return event == UserPromptSubmit && ok && st.WakeQuiet == mark
+	return event == UserPromptSubmit && ok && st.WakeQuiet == mark && !st.quietExpired()
 }
 
 // answerWith is what p, read at the state fp, tells event; the events a
@@ -330,6 +330,7 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 func remember(st *State, event, fp string, ans Answer) {
 	st.Told, st.Blocked = ans.Told, ans.Blocked
 	st.WakeQuiet = ""
+	st.QuietUntil = quietUntil(ans.Due)
 	switch event {
 	case SessionStart, UserPromptSubmit:
 		st.PromptQuiet = ""
@@ -342,6 +343,14 @@ func remember(st *State, event, fp string, ans Answer) {
 	case Stop:
 		st.StopQuiet = fp
 	}
+}
+
+// quietUntil is a record's QuietUntil for the due time due (zero: none).
+func quietUntil(due time.Time) string {
+	if due.IsZero() {
+		return ""
+	}
+	return due.UTC().Format(time.RFC3339Nano)
 }
 
 // locate resolves the install's paths (unless Command did) and the

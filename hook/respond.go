@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -51,12 +52,21 @@ type Answer struct {
 	// Shown are the keys of the lines Text holds: what it tells the
 	// session once printed (told.go).
 	Shown []string
+	// Due is when an item waiting on the session's ack becomes overdue
+	// (nextDue): the answer holds until then at the same state.
+	Due time.Time
 }
 
 // Respond is what the hook answers to event, given what is pending for
 // the party and what the session has seen. It only computes: what is
 // printed and what is saved is up to the caller.
 func Respond(event string, p store.Pending, seen Seen) Answer {
+	ans := respond(event, p, seen)
+	ans.Due = nextDue(p)
+	return ans
+}
+
+func respond(event string, p store.Pending, seen Seen) Answer {
 	r := newReport(p)
 	switch event {
 	case SessionStart:
@@ -127,9 +137,10 @@ func block(p store.Pending, seen Seen, report func(fresh []string) (text string,
 }
 
 // blockingKeys names what makes a peer wait on this session: per channel
-// the newest unread say, ask or reply from a peer, and every item that
-// needs this party's ack. Unread events, the party's own answered items
-// and pending prune-oks do not block.
+// the newest unread say, ask or reply from a peer, every item that needs
+// this party's ack (once more when it is overdue), and its own overdue
+// items the ladder woke it to decide on. Unread events, the party's own
+// answered items and pending prune-oks do not block.
 func blockingKeys(p store.Pending) []string {
 	var out []string
 	for _, c := range p.Channels {
@@ -138,8 +149,14 @@ func blockingKeys(p store.Pending) []string {
 		}
 	}
 	for _, w := range p.WaitingOnMe {
-		if w.Needs == store.NeedAck {
+		switch w.Needs {
+		case store.NeedAck:
 			out = append(out, ackKey(w))
+			if overdue(w) {
+				out = append(out, overdueKey(w)) // blocks and wakes once more
+			}
+		case store.NeedDecide:
+			out = append(out, decideKey(w))
 		}
 	}
 	return out

@@ -43,10 +43,27 @@ type State struct {
 	// waiter reports moments after the commit, before the files' times can
 	// be trusted. Any later answer that reads the database clears it.
 	WakeQuiet string `json:"wake_quiet,omitempty"`
+	// QuietUntil is when an item waiting on the session's ack becomes
+	// overdue (the soonest such due time when the quiet marks above were
+	// set): from then on the database says something new although nothing
+	// was written, and they no longer hold.
+	QuietUntil string `json:"quiet_until,omitempty"`
+}
+
+// quietExpired reports a record whose quiet marks a due time has overtaken.
+func (st State) quietExpired() bool {
+	if st.QuietUntil == "" {
+		return false
+	}
+	at, err := time.Parse(time.RFC3339Nano, st.QuietUntil)
+	return err != nil || !now().Before(at)
 }
 
 // quietAt is the fingerprint at which event has nothing new to say, or "".
 func (st State) quietAt(event string) string {
+	if st.quietExpired() {
+		return ""
+	}
 	switch event {
 	case UserPromptSubmit:
 		return st.PromptQuiet

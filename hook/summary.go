@@ -115,8 +115,12 @@ func newReport(p store.Pending) report {
 		}
 		r.channels = append(r.channels, b)
 	}
-	for _, w := range p.WaitingOnMe {
-		r.waiting = append(r.waiting, line{key: fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs)), text: waitingLine(w)})
+	for _, w := range overdueFirst(p.WaitingOnMe) {
+		key := fmt.Sprintf("i/%s/%d/%s", w.Channel, w.Seq, needKey(w.Needs))
+		if overdue(w) {
+			key += "/overdue" // news again, once
+		}
+		r.waiting = append(r.waiting, line{key: key, text: waitingLine(w)})
 	}
 	for _, u := range p.UnreadByPeers {
 		r.unread = append(r.unread, receipt{line: line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)}, readBy: u.ReadBy})
@@ -183,6 +187,8 @@ func needKey(n store.Need) string {
 		return "ack"
 	case store.NeedResolve:
 		return "resolve"
+	case store.NeedDecide:
+		return "decide"
 	}
 	return "prune-ok"
 }
@@ -192,10 +198,15 @@ func needKey(n store.Need) string {
 // edition's).
 func waitingLine(w store.WaitingOnMe) string {
 	what := "— resolved; needs your prune-ok when you have consumed it"
-	switch w.Needs {
-	case store.NeedAck:
-		what = "— needs your ack"
-	case store.NeedResolve:
+	switch {
+	case w.Needs == store.NeedAck && overdue(w):
+		what = "— OVERDUE by " + lateness(w) + ": needs your ack" + dueWords(w)
+	case w.Needs == store.NeedAck:
+		what = "— needs your ack" + dueWords(w)
+	case w.Needs == store.NeedDecide:
+		what = fmt.Sprintf("— yours, OVERDUE by %s%s: not acked by %s; decide: more time (chat_due), another consumer (chat_reassign) or resolve it (chat_resolve)",
+			lateness(w), dueWords(w), clean(strings.Join(w.NotAcked, ", "), 200))
+	case w.Needs == store.NeedResolve:
 		what = "— answered; resolve when you are satisfied (no rush)"
 	}
 	return fmt.Sprintf("- #%s [%s] %s from %s %s", clean(w.Channel, 80), clean(w.Item, 60), quote(w.Title, titleWidth), clean(w.From, 80), what)

@@ -100,18 +100,35 @@ func runWaiter(ctx context.Context, o Options) int {
 		if o.looked != nil {
 			o.looked()
 		}
-		if !waitForChange(ctx, changed, recheck.C, func() bool { return c.lost() || session.gone() }) {
+		// An item waiting on the session's ack becomes overdue at its due
+		// time, with no commit to wake the waiter (no process may run the
+		// clock): it looks again then.
+		due, stop := dueTimer(look.due)
+		ok := waitForChange(ctx, changed, recheck.C, due, func() bool { return c.lost() || session.gone() })
+		stop()
+		if !ok {
 			return ExitOK
 		}
 	}
 }
 
-// waitForChange waits until changed closes (true), or ctx ends or ended
-// says so, at a change or a recheck (false).
-func waitForChange(ctx context.Context, changed <-chan struct{}, recheck <-chan time.Time, ended func() bool) bool {
+// dueTimer fires at at (never when at is zero); stop releases it.
+func dueTimer(at time.Time) (<-chan time.Time, func() bool) {
+	if at.IsZero() {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(max(time.Until(at), 0))
+	return t.C, t.Stop
+}
+
+// waitForChange waits until changed closes or the due time comes (true),
+// or ctx ends or ended says so, at a change or a recheck (false).
+func waitForChange(ctx context.Context, changed <-chan struct{}, recheck, due <-chan time.Time, ended func() bool) bool {
 	for {
 		select {
 		case <-changed:
+			return !ended()
+		case <-due:
 			return !ended()
 		case <-ctx.Done():
 			return false
@@ -184,6 +201,9 @@ type watcherLook struct {
 	// that read began.
 	lastMark string
 	lastRead time.Time
+	// due is when the soonest item waiting on the session's ack becomes
+	// overdue, as the last look found (nextDue).
+	due time.Time
 }
 
 // markTrust is how long an unchanged commit mark spares a look: after a
@@ -240,7 +260,7 @@ func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 			ans = wakeAnswer(p, Seen{Blocked: l.blocked})
 		}
 	}
-	l.looked, l.blocked = true, blockingKeys(p)
+	l.looked, l.blocked, l.due = true, blockingKeys(p), nextDue(p)
 	l.lastMark, l.lastRead = mark, began
 	return ans, ans.Text != ""
 }

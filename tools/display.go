@@ -46,8 +46,12 @@ func renderMessage(m store.Message) string {
 		if waiting := awaitingAck(m); len(waiting) > 0 && m.Status != "done" {
 			fmt.Fprintf(&b, " — awaiting ack from %s", names(waiting))
 		}
+		b.WriteString(dueLine(m.Dues))
 		if m.Ref != "" {
 			fmt.Fprintf(&b, " (ref %s)", OneLine(m.Ref, 80))
+		}
+		for _, n := range m.Escalation {
+			b.WriteString("\n" + stageLine(n))
 		}
 		b.WriteString("\n" + indent(m.Body))
 		return b.String()
@@ -115,11 +119,11 @@ func channelUnreadLine(c store.ChannelUnread) string {
 // the Python edition's "— it is unattended", which the JSON keeps word
 // for word, reads to a person as if the session were.
 func waitingOnMeLine(w store.WaitingOnMe) string {
-	return fmt.Sprintf("- %s (#%s #%d, from %s) — needs %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs.Action())
+	return fmt.Sprintf("- %s (#%s #%d, from %s) — needs %s%s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, w.Needs.Action(), dueLine(w.Dues))
 }
 
 func waitingOnPeerLine(w store.WaitingOnPeer) string {
-	return fmt.Sprintf("- %s (#%s #%d, from %s) — waiting on %s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn))
+	return fmt.Sprintf("- %s (#%s #%d, from %s) — waiting on %s%s\n", itemLine(w.Item, w.Title, w.Status), w.Channel, w.Seq, w.From, names(w.WaitingOn), dueLine(w.Dues))
 }
 
 // unreadByPeerLine is one of your messages that a peer has not read, and
@@ -171,6 +175,7 @@ func renderItemState(verb string, st store.ItemState) string {
 		fmt.Fprintf(&b, "\nAwaiting prune-ok from %s.", names(st.AwaitingPruneOKFrom))
 	case len(st.AwaitingAckFrom) > 0:
 		fmt.Fprintf(&b, "\nAwaiting ack from %s; the raiser %s resolves it when satisfied.", names(st.AwaitingAckFrom), st.From)
+		b.WriteString(dueSentence(st.Dues))
 	default:
 		fmt.Fprintf(&b, "\nEveryone acked; the raiser %s resolves it when satisfied.", st.From)
 	}

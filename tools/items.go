@@ -16,6 +16,7 @@ type askArgs struct {
 	Ref       string   `json:"ref"`
 	Consumers []string `json:"consumers"`
 	Announce  bool     `json:"announce"`
+	Due       string   `json:"due"`
 	keyArg
 }
 
@@ -34,7 +35,7 @@ const SameAskWindow = 60 * time.Second
 func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	args := store.AskArgs{
 		Title: a.Title, Body: a.Body, Channel: a.Channel, Slug: a.Slug, Ref: a.Ref,
-		Consumers: a.Consumers, Announce: a.Announce, DefaultChannel: s.Config.Chat.DefaultChannel,
+		Consumers: a.Consumers, Announce: a.Announce, Due: a.Due, DefaultChannel: s.Config.Chat.DefaultChannel,
 	}
 	if a.IdempotencyKey == "" {
 		args.SameWithin = SameAskWindow // a retry without a key is known by what it asks
@@ -52,6 +53,9 @@ func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 		display += fmt.Sprintf("Announced: it needs no answer; awaiting prune-ok from %s.", names(res.Consumers))
 	} else {
 		display += fmt.Sprintf("Awaiting ack from %s. Do not answer it for them.", names(res.AwaitingAckFrom))
+	}
+	if res.Due != "" {
+		display += fmt.Sprintf("\nDue %s: each consumer must ack by then, or it escalates.", utcMinute(res.Due))
 	}
 	return Result{Display: display, Value: res}, nil
 }

@@ -18,7 +18,7 @@ import (
 )
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
-	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait"}
+	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign", "chat_read", "chat_search", "chat_inbox", "chat_wait"}
 
 func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	m, err := LoadManifest()
@@ -48,7 +48,7 @@ func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	want := append([]string{}, wantTools...)
 	sort.Strings(want)
 	if strings.Join(names, ",") != strings.Join(want, ",") {
-		t.Fatalf("tools = %v, want the 15 chat tools", names)
+		t.Fatalf("tools = %v, want the %d chat tools", names, len(wantTools))
 	}
 }
 
@@ -69,8 +69,9 @@ func TestManifestContract(t *testing.T) {
 	args := map[string][]string{
 		"chat_whoami": {"about", "skip"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all", "skip"},
 		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
-		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce"}, "chat_reply": {"item", "text"},
+		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce", "due"}, "chat_reply": {"item", "text"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
+		"chat_due": {"item", "due"}, "chat_reassign": {"item", "consumer", "to"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
 		"chat_search": {"query", "channel", "archived", "limit", "skip"},
 	}
@@ -114,7 +115,7 @@ func TestManifestContract(t *testing.T) {
 
 // writingTools are the tools that write the conversation.
 var writingTools = []string{"chat_channel_new", "chat_channel_join", "chat_channel_leave", "chat_say", "chat_ask",
-	"chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok"}
+	"chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign"}
 
 func sorted(s []string) []string {
 	out := append([]string{}, s...)

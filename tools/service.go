@@ -139,6 +139,8 @@ var handlers = map[string]handler{
 	"chat_ack":           bind(ack),
 	"chat_resolve":       bind(resolve),
 	"chat_prune_ok":      bind(pruneOK),
+	"chat_due":           bind(due),
+	"chat_reassign":      bind(reassign),
 	"chat_read":          bind(read),
 	"chat_search":        bind(chatSearch),
 	"chat_inbox":         bind(inbox),

@@ -45,6 +45,7 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		code = doctorDatabaseFile(stdout, in, tick)
 	}
 	fmt.Fprintf(stdout, "party root:  %s (found by %s)\n", text.Clean(in.party.Root), in.party.Via)
+	fmt.Fprintln(stdout, escalationLine(in.cfg))
 	exe, hook := thisInstall()
 	b := newBuilds(ctx)
 	want := hookWant{hook: hook, store: in.paths.Store, env: getenv, builds: b}

@@ -187,7 +187,7 @@ func TestEveryEntryOpensTheSameChat(t *testing.T) {
 				}
 				for _, e := range entries {
 					store, cfg := e.opens(t, home)
-					if store != want.Store || cfg != wantCfg {
+					if store != want.Store || !cfg.Equal(wantCfg) {
 						t.Errorf("%s (setting %v) opens %s, the server's chat is %s", e.what, e.vars, store, want.Store)
 					}
 				}

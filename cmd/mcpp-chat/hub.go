@@ -159,6 +159,7 @@ func hubServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv.Limits.MaxConns = fitConns(*maxConns, openFileLimit(), log)
 	srv.Limits.MaxConnsPerAddr = *perAddr
 	srv.StopGrace = stopGrace / 2
+	defer startClock(ctx, srv.DB, in.cfg, srv.Changes, log)()
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"

@@ -65,6 +65,7 @@ var infoProtocol = []string{
 	"Only the raiser confirms satisfaction: the author resolves its item; a consumer may resolve only after acking and with answered=true.",
 	"chat_prune_ok adds only your own name: once an item is done and every consumer said prune-ok it is archived (a flag; nothing is deleted).",
 	"Address an item as slug, seq, #seq, channel:seq or channel:slug. chat_inbox shows what waits on you; chat_wait blocks until a peer needs you.",
+	"chat_ask with due (30m, 2h, 1d or a time) says by when its consumers must ack: past it the item is OVERDUE, its raiser is then woken to decide (chat_due, chat_reassign, chat_resolve), and a person is told.",
 }
 
 func infoBoundary(root string) []string {

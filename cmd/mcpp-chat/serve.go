@@ -38,6 +38,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		} else {
 			log.Warn("could not look up the party's name", "err", err)
 		}
+		// Every serve runs the escalation ladder's clock; a member's hub
+		// runs it for the member.
+		defer startClock(ctx, svc.DB, in.cfg, svc.Changes, log)()
 	}
 	var member *hub.Client
 	if in.onHub() {

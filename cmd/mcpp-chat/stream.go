@@ -53,6 +53,11 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 		return exitError
 	}
 	defer svc.Close()
+	if svc.DB != nil {
+		// The worker serves an mcpp host as serve serves Claude Code: it
+		// runs the escalation ladder's clock too.
+		defer startClock(ctx, svc.DB, in.cfg, svc.Changes, newLog(stderr))()
+	}
 	stopWaiting := make(chan struct{})
 	svc.StopWaiting = stopWaiting
 	out.write(struct {

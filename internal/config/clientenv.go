@@ -91,7 +91,7 @@ func firstOpening(candidates []Var, size int, env Env, exe string, want Paths, c
 	pick = func(from int, chosen []Var) ([]Var, bool) {
 		if len(chosen) == size {
 			p, c, err := Resolve(ClientSees(env, varMap(chosen)), exe)
-			return chosen, err == nil && p.Store == want.Store && c == cfg
+			return chosen, err == nil && p.Store == want.Store && c.Equal(cfg)
 		}
 		for i := from; i < len(candidates); i++ {
 			if vars, ok := pick(i+1, append(chosen[:len(chosen):len(chosen)], candidates[i])); ok {

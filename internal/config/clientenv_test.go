@@ -69,7 +69,7 @@ func TestEntryEnvGivesAnEntryTheChat(t *testing.T) {
 			}
 			want, wantCfg, _ := Resolve(env, exe)
 			p, cfg, err := Resolve(ClientSees(env, varMap(got)), exe)
-			if err != nil || p.Store != want.Store || cfg != wantCfg {
+			if err != nil || p.Store != want.Store || !cfg.Equal(wantCfg) {
 				t.Errorf("an entry with %v opens %s, want %s", got, p.Store, want.Store)
 			}
 		})

@@ -39,6 +39,16 @@ type Config struct {
 		BusyTimeoutMS    int    `yaml:"busy_timeout_ms"`
 		MaxConnections   int    `yaml:"max_connections"`
 	} `yaml:"storage"`
+	// Escalation and Notify are the ladder of an overdue item
+	// (escalation.go).
+	Escalation struct {
+		RaiserAfter string `yaml:"raiser_after"`
+		PersonAfter string `yaml:"person_after"`
+	} `yaml:"escalation"`
+	Notify struct {
+		Command []string `yaml:"command"`
+		Webhook string   `yaml:"webhook"`
+	} `yaml:"notify"`
 }
 
 // Defaults is the configuration when no file says otherwise: the embedded
@@ -61,6 +71,10 @@ func Defaults() Config {
 	c.Storage.BackupRetainDays = 7
 	c.Storage.BusyTimeoutMS = 5000
 	c.Storage.MaxConnections = 8
+	c.Escalation.RaiserAfter = "15m"
+	c.Escalation.PersonAfter = "1h"
+	c.Notify.Command = []string{}
+	c.Notify.Webhook = ""
 	return c
 }
 
@@ -171,7 +185,7 @@ func (c Config) validate() error {
 	case c.Storage.MaxConnections < 1 || c.Storage.MaxConnections > MaxConnections:
 		return fmt.Errorf("storage.max_connections is %d — set it from 1 to %d", c.Storage.MaxConnections, MaxConnections)
 	}
-	return nil
+	return c.validateEscalation()
 }
 
 // WaitProgress is chat.wait_progress_ms as a duration.

@@ -25,7 +25,7 @@ func TestDefaultsAreTheEmbeddedFile(t *testing.T) {
 	if err := decode(mcppchat.ConfigYAML, &c); err != nil {
 		t.Fatal(err)
 	}
-	if c != Defaults() {
+	if !c.Equal(Defaults()) {
 		t.Fatalf("config.yaml says %+v, Defaults() %+v — change both together", c, Defaults())
 	}
 }
@@ -33,12 +33,12 @@ func TestDefaultsAreTheEmbeddedFile(t *testing.T) {
 func TestEmptyOrMissingFileMeansDefaults(t *testing.T) {
 	for _, body := range []string{"", "{}", "# only a comment\n"} {
 		c, err := Parse([]byte(body))
-		if err != nil || c != Defaults() {
+		if err != nil || !c.Equal(Defaults()) {
 			t.Errorf("Parse(%q) = %+v, %v", body, c, err)
 		}
 	}
 	c, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
-	if err != nil || c != Defaults() {
+	if err != nil || !c.Equal(Defaults()) {
 		t.Fatalf("missing file: %+v %v", c, err)
 	}
 }

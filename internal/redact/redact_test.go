@@ -79,3 +79,18 @@ func TestTextMasksSecretsInErrors(t *testing.T) {
 		}
 	}
 }
+
+// A webhook's URL is its secret: only its scheme and host are shown.
+func TestWebhookShowsOnlyTheHost(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://hooks.slack.com/services/T000/B000/XXXXXXXX": "https://hooks.slack.com/xxxxx",
+		"https://chat.example.com:8443/hooks/abc123?token=x":  "https://chat.example.com:8443/xxxxx",
+		"https://user:pw@chat.example.com/hooks/abc":          "https://chat.example.com/xxxxx",
+		"not a url at all":            "xxxxx",
+		"http://127.0.0.1:9999/count": "http://127.0.0.1:9999/xxxxx",
+	} {
+		if got := Webhook(raw); got != want {
+			t.Errorf("Webhook(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

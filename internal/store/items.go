@@ -328,6 +328,9 @@ type AskArgs struct {
 	// raised within SameWithin — that ask, answered with Duplicate (a client's retry of a call that
 	// timed out, made without an idempotency key).
 	SameWithin time.Duration
+	// Due is by when each consumer must ack: a duration from now or an
+	// RFC 3339 time (ParseDue); "" sets none.
+	Due string
 }
 
 // AskResult is chat_ask's result.
@@ -342,6 +345,8 @@ type AskResult struct {
 	// Duplicate says the call repeated an ask raised moments before
 	// (AskArgs.SameWithin): this is that ask, and nothing was written.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Due is the due time the ask set, if any.
+	Due string `json:"due,omitempty"`
 }
 
 // Ask raises an item. Its consumers are the named parties (seated in the
@@ -350,6 +355,10 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 	var out AskResult
 	err := d.update(ctx, func(t *tx) error {
 		p, err := t.me(me, true)
+		if err != nil {
+			return err
+		}
+		due, err := t.askDue(a)
 		if err != nil {
 			return err
 		}
@@ -399,6 +408,12 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 				return err
 			}
 			out.Consumers = append(out.Consumers, q.name)
+		}
+		if !due.IsZero() {
+			if err := t.setDue(id, due); err != nil {
+				return err
+			}
+			out.Due = Timestamp(due)
 		}
 		return t.followOwnPost(c, p, seq)
 	})

@@ -55,7 +55,7 @@ func (m *answerMemo) lookup(fp, key string) (any, bool) {
 // committed; lastSeen is the party's last_seen as the call found it.
 func (m *answerMemo) keep(fp, key string, value any, lastSeen string) {
 	seen, err := time.Parse(time.RFC3339Nano, lastSeen)
-	if err != nil || fp == "" {
+	if err != nil || fp == "" || timely(value) {
 		return
 	}
 	m.mu.Lock()

@@ -17,6 +17,10 @@ const (
 	// NeedPruneOK: the item is done and waits for your prune-ok to be
 	// archived.
 	NeedPruneOK
+	// NeedDecide: you raised the item, its due time passed with an ack
+	// owed, and the ladder woke you to decide (due.go): give more time,
+	// reassign the ack, or resolve it.
+	NeedDecide
 )
 
 // needActions name the call each need asks for.
@@ -24,6 +28,7 @@ var needActions = [...]string{
 	NeedAck:     "your ack (chat_ack)",
 	NeedResolve: "your resolve (chat_resolve) once satisfied",
 	NeedPruneOK: "your prune-ok (chat_prune_ok)",
+	NeedDecide:  "your decision — it is overdue: more time (chat_due), another consumer (chat_reassign) or resolve it (chat_resolve)",
 }
 
 // needsOwed name what each need owes, for the person who runs the chat
@@ -32,6 +37,7 @@ var needsOwed = [...]string{
 	NeedAck:     "an ack",
 	NeedResolve: "a resolve (it raised the item, and a consumer acked it)",
 	NeedPruneOK: "a prune-ok",
+	NeedDecide:  "a decision (it raised the item, which is overdue)",
 }
 
 // Owed is the need as the person reads it: "an ack".
@@ -48,7 +54,8 @@ const unattended = " — it is unattended"
 
 // Urgent reports whether a peer is blocked on you (your ack or prune-ok),
 // as opposed to your own item, which you may resolve at leisure.
-func (n Need) Urgent() bool { return n == NeedAck || n == NeedPruneOK }
+// An overdue item's raiser the ladder woke must decide now, too.
+func (n Need) Urgent() bool { return n == NeedAck || n == NeedPruneOK || n == NeedDecide }
 
 // Action names the call the need asks for: "your ack (chat_ack)".
 func (n Need) Action() string {
@@ -78,7 +85,7 @@ func (n Need) MarshalText() ([]byte, error) {
 // UnmarshalText reads a need written by MarshalText (or by the Python
 // edition).
 func (n *Need) UnmarshalText(text []byte) error {
-	for _, v := range []Need{NeedAck, NeedResolve, NeedPruneOK} {
+	for _, v := range []Need{NeedAck, NeedResolve, NeedPruneOK, NeedDecide} {
 		if string(text) == v.String() {
 			*n = v
 			return nil

@@ -27,7 +27,11 @@ type Message struct {
 	Status    string     `json:"status,omitempty"`
 	Archived  *bool      `json:"archived,omitempty"`
 	Consumers []Consumer `json:"consumers,omitempty"`
-	Re        string     `json:"re,omitempty"`
+	// Dues and Escalation are an item's due time and what its ladder
+	// recorded (due.go); an item without them carries none of their keys.
+	Dues
+	Escalation []StageNote `json:"escalation,omitempty"`
+	Re         string      `json:"re,omitempty"`
 	// ReadBy and UnreadBy are the read receipts (receipts.go): the seated
 	// parties but the author whose cursor has, or has not, passed the
 	// message. Only some answers carry them (chat_read on the caller's
@@ -100,7 +104,7 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 			out[i].Consumers = byItem[out[i].id]
 		}
 	}
-	return out, nil
+	return out, t.attachDues(out, asks)
 }
 
 // parentRef names a reply's parent: an item by its slug, any other row by #seq;
@@ -332,6 +336,8 @@ type ItemRef struct {
 	Seq     int64  `json:"seq"`
 	Status  string `json:"status"`
 	Title   string `json:"title"`
+	// Dues is the item's due time, if it has one (due.go).
+	Dues
 }
 
 // WaitingOnMe is an item that needs the caller's ack, resolve or prune-ok.
@@ -359,6 +365,9 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		in.UnreadByPeers, err = t.unreadByPeers(p)
 		return in, err
 	})
+	if timely(out) {
+		state = "" // the clock changes it: answer it anew each time
+	}
 	out.State = state
 	return out, err
 }
@@ -394,13 +403,19 @@ func (t *tx) inboxItems(p party, onMe *[]WaitingOnMe, onPeer *[]WaitingOnPeer) e
 		return err
 	}
 	for _, m := range items {
-		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title}
-		if needs := needsFrom(m, p.name); needs != NeedNothing {
+		ref := ItemRef{Channel: m.Channel, From: m.From, Item: m.Slug, Mine: m.From == p.name, Seq: m.Seq, Status: m.Status, Title: m.Title, Dues: m.Dues}
+		needs := needsFrom(m, p.name)
+		if decides(m, p.name) {
+			needs = NeedDecide
+		}
+		if needs != NeedNothing {
 			*onMe = append(*onMe, WaitingOnMe{ItemRef: ref, Needs: needs})
 			continue
 		}
 		*onPeer = append(*onPeer, WaitingOnPeer{ItemRef: ref, WaitingOn: waitingOn(m)})
 	}
+	overdueFirst(*onMe, func(w WaitingOnMe) Dues { return w.Dues })
+	overdueFirst(*onPeer, func(w WaitingOnPeer) Dues { return w.Dues })
 	return nil
 }
 
@@ -414,10 +429,12 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	// channels are read. A consumer is always seated when the item is
 	// raised and leaving keeps the seat's row (left_at set), so the items
 	// of channels it left are found through those rows.
-	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status
+	rows, err := t.query(`SELECT m.id, c.name, m.seq, a.name, coalesce(m.slug, ''), coalesce(m.title, ''), m.status,
+		       coalesce(d.due_at, ''), coalesce(d.stage, '')
 		FROM channel_parties cp
 		JOIN messages m ON m.channel_id = cp.channel_id
 		JOIN channels c ON c.id = m.channel_id JOIN parties a ON a.id = m.author_id
+		LEFT JOIN item_due d ON d.message_id = m.id
 		WHERE cp.party_id = ?1 AND m.kind = 'ask' AND m.is_archived = 0 AND m.status IN ('open', 'ack', 'done') AND (
 			cp.left_at IS NULL
 			OR EXISTS (SELECT 1 FROM item_consumers ic WHERE ic.message_id = m.id AND ic.party_id = ?1))`, p.id)
@@ -426,11 +443,16 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 	}
 	out := []Message{}
 	ids := []int64{}
+	due := map[int64]dueRow{} // the items with a due time (due.go)
 	for rows.Next() {
 		m := Message{Kind: "ask"}
-		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.From, &m.Slug, &m.Title, &m.Status); err != nil {
+		var r dueRow
+		if err := rows.Scan(&m.id, &m.Channel, &m.Seq, &m.From, &m.Slug, &m.Title, &m.Status, &r.due, &r.stage); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if r.due != "" {
+			due[m.id] = r
 		}
 		out = append(out, m)
 		ids = append(ids, m.id)
@@ -445,8 +467,12 @@ func (t *tx) liveItemsOf(p party) ([]Message, error) {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
 	})
 	byItem, err := t.consumersOf(ids)
+	now := t.nowTime()
 	for i := range out {
 		out[i].Consumers = byItem[out[i].id]
+		if r, ok := due[out[i].id]; ok {
+			out[i].Dues = dues(r, out[i].Status, out[i].Consumers, now)
+		}
 	}
 	return out, err
 }

@@ -156,6 +156,7 @@ func writeMessage(b *strings.Builder, m store.Message, depth int, alone bool, s 
 	if state := State(m); state != "" {
 		fmt.Fprintf(b, "%s%s\n", body, s.paint(stateColour(m), state))
 	}
+	writeDue(b, m, body, s)
 	for _, line := range strings.Split(strings.TrimRight(safe.Clean(m.Body), "\n"), "\n") {
 		b.WriteString(strings.TrimRight(body+line, " ") + "\n")
 	}

@@ -165,3 +165,28 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+// log shows an item's due time, OVERDUE and by how much, and the ladder's
+// record under its state.
+func TestLogShowsDueTimesAndTheLadder(t *testing.T) {
+	at := "2026-07-30T10:45:00.000000+00:00"
+	m := store.Message{Seq: 2, Kind: "ask", From: "mesh-gw", Slug: "tls", Title: "TLS 1.3?", Body: "b", At: "2026-07-30T10:00:00.000000+00:00",
+		Status: "open", Archived: no(), Consumers: []store.Consumer{{Party: "mesh-gw", Acked: true}, {Party: "node-dash"}},
+		Dues:       store.Dues{Due: "2026-07-30T10:30:00.000000+00:00", OverdueBy: "15m", NotAcked: []string{"node-dash"}, Stage: store.StageRaiser},
+		Escalation: []store.StageNote{{Stage: store.StageOverdue, At: at, LateBy: "15m", For: []string{"node-dash"}}, {Stage: store.StageRaiser, At: at, For: []string{"mesh-gw"}}}}
+	var b bytes.Buffer
+	if err := Write(&b, Threads([]store.Message{m}), Style{Loc: time.UTC}); err != nil {
+		t.Fatal(err)
+	}
+	want := "    OPEN · ack owed by node-dash\n" +
+		"    OVERDUE by 15m (due 2026-07-30 10:30) · not acked by node-dash\n" +
+		"    ⏰ 2026-07-30 10:45 overdue: not acked by node-dash (15m late: no chat process was running)\n" +
+		"    ⏰ 2026-07-30 10:45 raiser mesh-gw woken to decide\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("log:\n%s\nwant:\n%s", b.String(), want)
+	}
+	m.Dues = store.Dues{Due: "2026-07-30T10:30:00.000000+00:00"}
+	if due := Due(m, Style{Loc: time.UTC}); due != "due 2026-07-30 10:30" {
+		t.Errorf("not overdue: %q", due)
+	}
+}

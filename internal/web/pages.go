@@ -74,6 +74,10 @@ var funcs = template.FuncMap{
 	"clean": safe.Clean,
 	"line":  func(s string, n int) string { return safe.OneLine(s, n) },
 	"state": transcript.State,
+	"due":   func(m store.Message) string { return transcript.Due(m, transcript.Style{Loc: time.Local}) },
+	"ladder": func(m store.Message) []string {
+		return transcript.Ladder(m, transcript.Style{Loc: time.Local})
+	},
 	"upper": strings.ToUpper,
 	"when":  func(at string) string { return transcript.Style{Loc: time.Local}.When(at) },
 	"stateClass": func(m store.Message) string {

@@ -15,14 +15,22 @@ import (
 // after the rows it references, with their columns. channel_parties and
 // item_consumers carry SQLite's rowid, which orders their rows as they
 // were added and is a column on PostgreSQL.
-// one and many name a table's rows for a person.
-var copyTables = []struct{ name, columns, one, many string }{
-	{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen", "party", "parties"},
-	{"channels", "id, name, about, created_by, created_at, is_closed", "channel", "channels"},
-	{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid", "seat in a channel", "seats in channels"},
-	{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at", "message", "messages"},
-	{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid", "consumer of an item", "consumers of items"},
-	{"cursors", "channel_id, party_id, last_seq, updated_at", "read position", "read positions"},
+// one and many name a table's rows for a person. A table of a later
+// schema (optional) is copied when the source has it, and named only when
+// it held rows.
+var copyTables = []struct {
+	name, columns, one, many string
+	optional                 bool
+}{
+	{"parties", "id, name, workspace_path, os_user, about, first_seen, last_seen", "party", "parties", false},
+	{"channels", "id, name, about, created_by, created_at, is_closed", "channel", "channels", false},
+	{"channel_parties", "channel_id, party_id, joined_at, left_at, rowid", "seat in a channel", "seats in channels", false},
+	{"messages", "id, channel_id, seq, kind, parent_id, slug, title, body, ref, author_id, status, is_archived, created_at, updated_at", "message", "messages", false},
+	{"item_consumers", "message_id, party_id, acked_at, prune_ok_at, rowid", "consumer of an item", "consumers of items", false},
+	{"cursors", "channel_id, party_id, last_seq, updated_at", "read position", "read positions", false},
+	{"item_due", "message_id, due_at, stage, next_at, set_at", "due time", "due times", true},
+	// Copied with its ids: restartIdentities moves the identity past them.
+	{"item_stages", "id, message_id, stage, due_at, planned_at, at, parties, outcome", "escalation stage", "escalation stages", true},
 }
 
 // copyBatch is how many rows one INSERT carries.
@@ -43,6 +51,9 @@ func (c Copied) String() string {
 	var parts []string
 	for _, t := range copyTables {
 		n, noun := c.Rows[t.name], t.many
+		if t.optional && n == 0 {
+			continue
+		}
 		if n == 1 {
 			noun = t.one
 		}
@@ -66,6 +77,9 @@ func (e *Engine) CopyFrom(ctx context.Context, src engine.Engine) (Copied, error
 				return nil, err
 			}
 			for _, table := range copyTables {
+				if table.optional && !hasTable(from, table.name) {
+					continue
+				}
 				n, replaced, err := copyTable(from, to, table.name, table.columns)
 				if err != nil {
 					return nil, fmt.Errorf("copy %s: %w", table.name, err)
@@ -77,6 +91,14 @@ func (e *Engine) CopyFrom(ctx context.Context, src engine.Engine) (Copied, error
 		})
 	})
 	return copied, err
+}
+
+// hasTable reports whether the source database (a SQLite file) has table:
+// one made before the schema step that adds it has not.
+func hasTable(from engine.Tx, table string) bool {
+	var n int
+	err := from.Row(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+	return err == nil && n > 0
 }
 
 func refuseNonEmpty(t engine.Tx, where string) error {
@@ -156,7 +178,7 @@ func storable(text string) (string, bool) {
 func restartIdentities(t engine.Tx) error {
 	for _, c := range []struct{ table, column string }{
 		{"parties", "id"}, {"channels", "id"}, {"messages", "id"},
-		{"channel_parties", "rowid"}, {"item_consumers", "rowid"},
+		{"channel_parties", "rowid"}, {"item_consumers", "rowid"}, {"item_stages", "id"},
 	} {
 		_, err := t.Exec(fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'), coalesce((SELECT max(%s) FROM %s), 0) + 1, false)`,
 			c.table, c.column, c.column, c.table))

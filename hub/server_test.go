@@ -566,7 +566,8 @@ func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
 // on a single host: the wait on the hub is asked again for one second.
 func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 	h := startHub(t)
-	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	tok := h.issue("dash", time.Hour, "node-dash")
+	dash := h.client(t, tok, "")
 	call(t, dash, "chat_whoami", `{}`)
 	manifest, err := tools.LoadManifest()
 	if err != nil {
@@ -582,7 +583,7 @@ func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 		res, err = svc.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":20}`))
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the wait is on the hub by now, or about to be
+	h.waitOpen(t, tok, 1) // the wait is on the hub
 	close(left)
 	select {
 	case err := <-done:

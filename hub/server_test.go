@@ -213,7 +213,7 @@ func TestAuthMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	expired := h.issue("old", time.Nanosecond, "node-dash")
-	time.Sleep(time.Millisecond)
+	time.Sleep(time.Millisecond) // sleep: past the token's expiry, which is the clock's to reach
 	say := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat_whoami","arguments":{}}}`
 	cases := []struct {
 		name, token, party, body string

@@ -97,6 +97,7 @@ func (c askedChanges) NextOf(keys []int64) (<-chan struct{}, func()) {
 // make the hub read what alpha sees not once, and a say in alpha's
 // channel wakes alpha's wait at once.
 func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	hubCtx, h := newTeamHub(t, url, url, store.Options{})
 	asked := make(chan struct{}, 1)
@@ -168,6 +169,7 @@ func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
 // more of the store's connections than its pool allows, and a member's
 // calls are answered all the while.
 func TestMadeUpTokensNeverExhaustTheStore(t *testing.T) {
+	t.Parallel()
 	const poolCap, requests, atOnce = 4, 2000, 200
 	url := pgtest.URL(t)
 	// The pool's connections are told apart from the read handle's and

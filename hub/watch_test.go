@@ -18,6 +18,7 @@ import (
 // started the poller before it took its channel, about 3 waiters in 20,000
 // slept through that answer (on 2 cores).
 func TestWatcherFirstAnswerWakesTheFirstWaiter(t *testing.T) {
+	t.Parallel()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
 	const watchers = 20000
 	var slept atomic.Int64

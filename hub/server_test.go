@@ -497,8 +497,14 @@ func TestMemberReadsAProxysGatewayError(t *testing.T) {
 // was moves nothing.
 func TestGenerationNamesEachStateOnce(t *testing.T) {
 	t.Parallel()
-	fp, trusted := "a", true
-	g := generation{boot: "b", state: func() (string, bool) { return fp, trusted }}
+	fp, trusted, untrustedLooks := "a", true, 0
+	g := generation{boot: "b", state: func() (string, bool) {
+		if untrustedLooks > 0 {
+			untrustedLooks--
+			return fp, false
+		}
+		return fp, trusted
+	}}
 	if !g.look() {
 		t.Fatal("the first look named nothing")
 	}
@@ -506,8 +512,7 @@ func TestGenerationNamesEachStateOnce(t *testing.T) {
 	if g.look() || g.current() != first {
 		t.Fatal("a wake on an unchanged state moved the name")
 	}
-	fp, trusted = "b", false
-	time.AfterFunc(20*time.Millisecond, func() { trusted = true })
+	fp, untrustedLooks = "b", 1 // vouched for at look's second try, 5 ms on
 	if !g.look() || g.current() == first || strings.Contains(g.current(), "b-") {
 		t.Fatalf("the new state was not named by the store: %s", g.current())
 	}

@@ -37,6 +37,9 @@ func bigChannel(t *testing.T, db *DB, n, size int) {
 // PostgreSQL a search held the store's write lock throughout, and a say
 // beside it failed as busy after its 5 s.
 func TestSearchNeverMakesAWriterWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a first index of 26 MB beside a stream of says is seconds of load; it runs in the full tier (make test)")
+	}
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

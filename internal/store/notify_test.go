@@ -13,6 +13,7 @@ import (
 // OnCommit still learns of the changes in commit order, ending with the
 // newest; Close waits for that last delivery.
 func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -57,6 +58,7 @@ func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
 // Commits within the delay reach OnCommit once, as the newest change; the
 // delivery waits for the delay, not the commit.
 func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		n := notifier{delay: notifyDelay}
 		// The deliveries run on the notifier's goroutine, ordered with the
@@ -94,6 +96,7 @@ func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
 
 // Close does not sit out the delay: what is pending is delivered at once.
 func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	db.notify.delay = time.Hour // a Close that waited would time the test out
 	var seen []Change
@@ -113,6 +116,7 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 // The change carries the call's own time — the one its rows got — so a
 // delayed tick still says when the write happened.
 func TestChangeCarriesTheCallsTime(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 29, 23, 30, 0, 123456000, time.UTC)
 	db := worldWith(t, Options{Clock: func() time.Time { return at }})
 	got := make(chan Change, 1)

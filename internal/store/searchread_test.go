@@ -116,6 +116,7 @@ func TestPostgresSearchPastItsTimeSaysToNarrowIt(t *testing.T) {
 // call, makes the caller's party at first sight and notes it as seen once
 // its last sighting is a minute old.
 func TestAgentSearchMakesItsPartyAndNotesItSeen(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 		db := worldWith(t, Options{Clock: func() time.Time { return now }})

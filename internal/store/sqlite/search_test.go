@@ -234,6 +234,9 @@ func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
 // level, every one of which each search then read: at 1M messages a
 // search read 0.6 ms where the merged index reads 0.15 (docs/performance.md).
 func TestSearchIndexBuildEndsMerged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes and indexes 24 MiB (seconds of disk); it runs in the full tier (make test)")
+	}
 	db := world(t)
 	ctx := context.Background()
 	// 24 MiB: six steps of at most SearchBatchBytes, six segments.

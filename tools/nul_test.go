@@ -19,6 +19,7 @@ import (
 // other. Both refuse it in every text argument, before the store is
 // touched, with a sentence that says what to do.
 func TestNULIsRefusedInEveryTextArgument(t *testing.T) {
+	t.Parallel()
 	manifest, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)

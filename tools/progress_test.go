@@ -17,6 +17,7 @@ import (
 // A wait whose client asked for progress says every chat.wait_progress_ms
 // how long it has waited, and stops saying so when the wait ends.
 func TestWaitProgressEveryInterval(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := &Service{Config: config.Defaults()}
 		// The progress is told on keepAlive's goroutine, ordered with the

@@ -153,6 +153,9 @@ func memberCall(h *testHub, token string) error {
 // deadline.
 func TestStalledConnectionsLockNoMemberOut(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: floods the hub with 1,024 connections four times (seconds of load); it runs in the full tier (make test)")
+	}
 	const probes = 10
 	engines := map[string]func(*testing.T) *testHub{
 		"sqlite":   func(t *testing.T) *testHub { return startLimitedHub(t, Limits{}) },

@@ -24,6 +24,7 @@ import (
 // and the request sent again, its body too; without a newer token the
 // refusal stands.
 func TestClientRenewsARefusedToken(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var bodies []string
 	sent := func() []string {
@@ -72,6 +73,7 @@ func TestClientRenewsARefusedToken(t *testing.T) {
 // Trouble tells a refused token from a hub out of reach and from another
 // refusal, whatever the details of each retry.
 func TestClientTrouble(t *testing.T) {
+	t.Parallel()
 	c, _ := NewClient("http://127.0.0.1:1", "t", "")
 	for _, tc := range []struct {
 		err  error
@@ -97,6 +99,7 @@ func TestClientTrouble(t *testing.T) {
 // waited_seconds stays a float as Python writes one (0.0, not 0) from the
 // hub to the member's client.
 func TestMemberWaitAnswerKeepsTheHubsText(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
@@ -121,6 +124,7 @@ func TestMemberWaitAnswerKeepsTheHubsText(t *testing.T) {
 // is read to its end, so its connection serves the next request instead
 // of being closed (a new TCP and TLS handshake for every other call).
 func TestMemberRequestsShareOneConnection(t *testing.T) {
+	t.Parallel()
 	ctx, h := newTestHub(t, config.Defaults(), nil)
 	h.srv = httptest.NewUnstartedServer(h.s.Handler(ctx))
 	var conns atomic.Int64

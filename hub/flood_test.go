@@ -152,6 +152,10 @@ func memberCall(h *testHub, token string) error {
 // memberPatience: before, they were reset for the 30 s of the body's
 // deadline.
 func TestStalledConnectionsLockNoMemberOut(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: floods the hub with 1,024 connections four times (seconds of load); it runs in the full tier (make test)")
+	}
 	const probes = 10
 	engines := map[string]func(*testing.T) *testHub{
 		"sqlite":   func(t *testing.T) *testHub { return startLimitedHub(t, Limits{}) },
@@ -199,6 +203,7 @@ func TestStalledConnectionsLockNoMemberOut(t *testing.T) {
 // does not read on for the rest of a body that may never come, holding
 // the connection until the body's deadline.
 func TestRefusedRequestsCloseTheirConnection(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{ReadBody: 10 * closedWithin})
 	tok := h.issue("dash", time.Hour, "node-dash")
 	head := func(path, header string, length int) string {
@@ -243,6 +248,7 @@ func TestRefusedRequestsCloseTheirConnection(t *testing.T) {
 // A call whose body has arrived keeps its connection, as before: the next
 // call goes on it.
 func TestCallsKeepTheirConnection(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{})
 	tok := h.issue("dash", time.Hour, "node-dash")
 	conn := dialFrom(t, h, "127.0.0.1")

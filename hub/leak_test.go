@@ -95,6 +95,7 @@ func send(t *testing.T, req *http.Request) (int, http.Header, string) {
 // endpoint, in any form of query: not the arrivals of every message, not
 // the hook's summary, not an error about one of its items.
 func TestNoEndpointShowsAnotherChannelsMessages(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alpha := leakyChat(t, h)
 	answers := map[string]string{}
@@ -181,6 +182,7 @@ func TestNoEndpointShowsAnotherChannelsMessages(t *testing.T) {
 // it sees, and not at a change in a channel it is not in: a wait tells
 // it nothing of when others talk.
 func TestWaitMovesOnlyForWhatThePartySees(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
 	alpha := h.client(t, h.issue("alpha", time.Hour, "alpha"), "")

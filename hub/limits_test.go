@@ -123,6 +123,7 @@ func ask(h *testHub, token string) error {
 // is cut at the body's deadline, with a token or without: it holds
 // neither a connection nor a goroutine.
 func TestASlowBodyIsCut(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{ReadBody: 200 * time.Millisecond})
 	tok := h.issue("dash", time.Hour, "node-dash")
 	for _, auth := range []string{"", "Authorization: Bearer " + tok + "\r\n"} {
@@ -137,6 +138,7 @@ func TestASlowBodyIsCut(t *testing.T) {
 // Kept-alive connections from one address beyond its bound close the
 // idle ones, oldest first; another client is answered all along.
 func TestConnectionsPerAddressAreBounded(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{MaxConnsPerAddr: 3, BoundLoopback: true})
 	tok := h.issue("dash", time.Hour, "node-dash")
 	var flood []net.Conn
@@ -155,6 +157,7 @@ func TestConnectionsPerAddressAreBounded(t *testing.T) {
 // that a member is answered however many unused connections pile up;
 // when every connection is busy, a new one is refused until one ends.
 func TestConnectionsInAllAreBounded(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{MaxConns: 4})
 	tok := h.issue("dash", time.Hour, "node-dash")
 	var flood []net.Conn
@@ -202,6 +205,7 @@ func TestConnectionsInAllAreBounded(t *testing.T) {
 // channel, a wait of a day, a page before the first message are refused
 // with a sentence.
 func TestQueriesOutOfRangeAreRefused(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	tok := h.issue("dash", time.Hour, "node-dash")
 	for _, path := range []string{
@@ -224,6 +228,7 @@ func TestQueriesOutOfRangeAreRefused(t *testing.T) {
 // What the hub keeps per party stays within its bounds, however many
 // parties and summaries are asked for.
 func TestPerPartyCachesAreBounded(t *testing.T) {
+	t.Parallel()
 	h := startLimitedHub(t, Limits{MaxParties: 2})
 	for i := range 5 {
 		party := fmt.Sprintf("party-%d", i)

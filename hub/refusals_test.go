@@ -16,6 +16,7 @@ import (
 // address per interval with how many it had; addresses past the bound
 // share a line, and the hub keeps counts for no more than the bound.
 func TestRefusalsAreLoggedAsARate(t *testing.T) {
+	t.Parallel()
 	const perAddr, addrs, bound = 300, 6, 4
 	h := startHub(t)
 	h.s.refusals.mu.Lock()

@@ -141,6 +141,7 @@ func receive(t *testing.T, name string, ch <-chan ended) ended {
 // and a chat_wait (its stream begun) that nothing else would end end
 // well before their time, on both engines.
 func TestARevokeEndsOpenWaits(t *testing.T) {
+	t.Parallel()
 	onBothEngines(t, func(t *testing.T, h *testHub) {
 		tok := h.issue("gw", time.Hour, "mesh-gw")
 		gw := h.client(t, tok, "")
@@ -168,6 +169,7 @@ func TestARevokeEndsOpenWaits(t *testing.T) {
 // one whose stream did not — answer nothing after it, not even an item
 // raised right after it that would wake them.
 func TestNothingIsAnsweredAfterARevoke(t *testing.T) {
+	t.Parallel()
 	onBothEngines(t, func(t *testing.T, h *testHub) {
 		ctx := context.Background()
 		tok := h.issue("gw", time.Hour, "mesh-gw")
@@ -227,6 +229,7 @@ func TestNothingIsAnsweredAfterARevoke(t *testing.T) {
 // once: the long-poll it holds ends with 401, and it says so, rather than
 // at the poll's end (45 s).
 func TestAWatcherHearsOfARevokeAtOnce(t *testing.T) {
+	t.Parallel()
 	onBothEngines(t, func(t *testing.T, h *testHub) {
 		tok := h.issue("dash", time.Hour, "node-dash")
 		w := h.client(t, tok, "").Watch()
@@ -277,6 +280,7 @@ func TestAWatcherHearsOfARevokeAtOnce(t *testing.T) {
 // (its own check refuses it, and ended during that check it would be
 // told the store is out of reach).
 func TestALookEndsOnlyRevokedTokens(t *testing.T) {
+	t.Parallel()
 	onBothEngines(t, func(t *testing.T, h *testHub) {
 		ctx := context.Background()
 		var mu sync.Mutex // the hub's own looks run meanwhile

@@ -146,6 +146,7 @@ func call(t *testing.T, c *Client, tool, args string) map[string]any {
 // On a stateless hub every request is a session of the MCP SDK, which
 // logs each one's start and end at INFO: calls that succeed log nothing.
 func TestCallsLogNothing(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
 	for range 3 {
@@ -159,6 +160,7 @@ func TestCallsLogNothing(t *testing.T) {
 // A client that goes away while its token is checked (a member's serve
 // ending during a long-poll) is no sign of a store out of reach.
 func TestAClientGoneIsNoWarning(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	tok := h.issue("gw", time.Hour, "mesh-gw")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,6 +176,7 @@ func TestAClientGoneIsNoWarning(t *testing.T) {
 // A call acts as the token's party: the author of a say is the party the
 // token is bound to, whatever the caller's own folder is called.
 func TestCallsActAsTheTokensParty(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "node-dash")
@@ -205,6 +208,7 @@ func TestCallsActAsTheTokensParty(t *testing.T) {
 // Every way in without a valid token bound to the party is refused with
 // 401 or 403, writes nothing, and logs no secret.
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	good := h.issue("good", time.Hour, "node-dash")
 	both := h.issue("both", time.Hour, "node-dash", "mesh-gw")
@@ -213,7 +217,7 @@ func TestAuthMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	expired := h.issue("old", time.Nanosecond, "node-dash")
-	time.Sleep(time.Millisecond)
+	time.Sleep(time.Millisecond) // sleep: past the token's expiry, which is the clock's to reach
 	say := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat_whoami","arguments":{}}}`
 	cases := []struct {
 		name, token, party, body string
@@ -288,6 +292,7 @@ func TestAuthMatrix(t *testing.T) {
 
 // A token for several parties acts for the one the request names.
 func TestSeveralParties(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	tok := h.issue("laptop", time.Hour, "node-dash", "mesh-gw")
 	if who := call(t, h.client(t, tok, "mesh-gw"), "chat_whoami", `{}`); who["me"] != "mesh-gw" {
@@ -306,6 +311,7 @@ func TestSeveralParties(t *testing.T) {
 // The hook's summary answers 304 while nothing changed, and a wait ends
 // at a change.
 func TestHookSummaryAndWait(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	ctx := context.Background()
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
@@ -371,6 +377,7 @@ func TestHookSummaryAndWait(t *testing.T) {
 // No tool declares an argument that would choose the author, so the hub's
 // guard never refuses a real call.
 func TestNoToolChoosesItsAuthor(t *testing.T) {
+	t.Parallel()
 	m, err := tools.LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +395,7 @@ func TestNoToolChoosesItsAuthor(t *testing.T) {
 // the member's client while it waits, and a write through the hub ends
 // the wait.
 func TestWaitThroughTheHub(t *testing.T) {
+	t.Parallel()
 	cfg := config.Defaults()
 	cfg.Chat.WaitProgressMS = 50
 	h := startHubWith(t, cfg, nil)
@@ -431,6 +439,7 @@ func TestWaitThroughTheHub(t *testing.T) {
 // the call ends, saying it may have landed; a call stopped by its caller
 // says the same, and a hub that is not there says nothing was sent.
 func TestMemberCallsEndOnAFrozenHub(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -471,6 +480,7 @@ func TestMemberCallsEndOnAFrozenHub(t *testing.T) {
 
 // A proxy's bare 502 is said once, and as a call that may have landed.
 func TestMemberReadsAProxysGatewayError(t *testing.T) {
+	t.Parallel()
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 	}))
@@ -486,8 +496,15 @@ func TestMemberReadsAProxysGatewayError(t *testing.T) {
 // waited for, not named at each wake; a wake that finds the state as it
 // was moves nothing.
 func TestGenerationNamesEachStateOnce(t *testing.T) {
-	fp, trusted := "a", true
-	g := generation{boot: "b", state: func() (string, bool) { return fp, trusted }}
+	t.Parallel()
+	fp, trusted, untrustedLooks := "a", true, 0
+	g := generation{boot: "b", state: func() (string, bool) {
+		if untrustedLooks > 0 {
+			untrustedLooks--
+			return fp, false
+		}
+		return fp, trusted
+	}}
 	if !g.look() {
 		t.Fatal("the first look named nothing")
 	}
@@ -495,8 +512,7 @@ func TestGenerationNamesEachStateOnce(t *testing.T) {
 	if g.look() || g.current() != first {
 		t.Fatal("a wake on an unchanged state moved the name")
 	}
-	fp, trusted = "b", false
-	time.AfterFunc(20*time.Millisecond, func() { trusted = true })
+	fp, untrustedLooks = "b", 1 // vouched for at look's second try, 5 ms on
 	if !g.look() || g.current() == first || strings.Contains(g.current(), "b-") {
 		t.Fatalf("the new state was not named by the store: %s", g.current())
 	}
@@ -514,6 +530,7 @@ func TestGenerationNamesEachStateOnce(t *testing.T) {
 // Every session of a party asks for the summary after each change: the
 // hub reads it once per state.
 func TestSummaryReadOncePerState(t *testing.T) {
+	t.Parallel()
 	h := startHubWith(t, config.Defaults(), never{})
 	ctx := context.Background()
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
@@ -540,6 +557,7 @@ func (never) Next() <-chan struct{} { return nil }
 // between a waiter's look and that answer is not left for the next one.
 // After that it wakes at changes of what its party sees only.
 func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
 	w := dash.Watch()
@@ -565,8 +583,10 @@ func TestWatcherWakesAtItsFirstAnswer(t *testing.T) {
 // A member's chat_wait ends at once when its client closes its end, as
 // on a single host: the wait on the hub is asked again for one second.
 func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
-	dash := h.client(t, h.issue("dash", time.Hour, "node-dash"), "")
+	tok := h.issue("dash", time.Hour, "node-dash")
+	dash := h.client(t, tok, "")
 	call(t, dash, "chat_whoami", `{}`)
 	manifest, err := tools.LoadManifest()
 	if err != nil {
@@ -582,7 +602,7 @@ func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 		res, err = svc.Call(context.Background(), "chat_wait", json.RawMessage(`{"seconds":20}`))
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the wait is on the hub by now, or about to be
+	h.waitOpen(t, tok, 1) // the wait is on the hub
 	close(left)
 	select {
 	case err := <-done:
@@ -607,6 +627,7 @@ func TestMemberWaitEndsWhenTheClientLeaves(t *testing.T) {
 // never the single host's advice to give a repository's path, which a
 // hub refuses.
 func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	gw := h.client(t, h.issue("gw", time.Hour, "mesh-gw"), "")
 	_, err := gw.Call(context.Background(), "chat_channel_new", json.RawMessage(`{"name":"gw--dash","parties":["node-dash"]}`), nil)
@@ -620,6 +641,7 @@ func TestAnUnknownPeerIsAskedForByName(t *testing.T) {
 // hub is and how to register it, not a bare "404 page not found", in
 // words that survive Claude Code's display.
 func TestUnknownPathsSayHowToConnect(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	for _, c := range []struct{ method, path string }{
 		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp"},

@@ -75,12 +75,35 @@ func newTeamHub(t *testing.T, url, writeURL string, o store.Options) (context.Co
 	return ctx, h
 }
 
+// askedChanges are a team store's listener that says each time a wait
+// asks to be woken at its keys (nextFor): from then on a commit that
+// concerns those keys wakes it.
+type askedChanges struct {
+	*listen.Listener
+	asked chan struct{}
+}
+
+func (c askedChanges) NextOf(keys []int64) (<-chan struct{}, func()) {
+	next, stop := c.Listener.NextOf(keys)
+	select {
+	case c.asked <- struct{}{}:
+	default:
+	}
+	return next, stop
+}
+
 // On a team store a party's waits and summaries are read again only at
 // the commits that concern it: twenty says in a channel alpha is not in
 // make the hub read what alpha sees not once, and a say in alpha's
 // channel wakes alpha's wait at once.
 func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
-	h := startTeamHub(t)
+	t.Parallel()
+	url := pgtest.URL(t)
+	hubCtx, h := newTeamHub(t, url, url, store.Options{})
+	asked := make(chan struct{}, 1)
+	h.s.Changes = askedChanges{h.s.Changes.(*listen.Listener), asked}
+	h.srv = httptest.NewServer(h.s.Handler(hubCtx))
+	t.Cleanup(h.srv.Close)
 	ctx := context.Background()
 	alpha := h.client(t, h.issue("alpha", time.Hour, "alpha"), "")
 	gamma := h.client(t, h.issue("gamma", time.Hour, "gamma"), "")
@@ -97,6 +120,10 @@ func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	select {
+	case <-asked: // the wait above asked too
+	default:
+	}
 	woke := make(chan string, 1)
 	go func() {
 		moved, err := alpha.Wait(ctx, tag, 25*time.Second)
@@ -105,7 +132,11 @@ func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
 		}
 		woke <- moved
 	}()
-	time.Sleep(200 * time.Millisecond) // the wait is in, as far as ordering goes
+	select {
+	case <-asked: // the wait is in: a say from now on that concerns alpha wakes it
+	case <-time.After(20 * time.Second):
+		t.Fatal("alpha's wait never asked to be woken")
+	}
 	before := h.s.seenReads.Load()
 	for range 20 {
 		call(t, gamma, "chat_say", `{"channel":"gamma--delta","text":"between gamma and delta"}`)
@@ -138,6 +169,7 @@ func TestTeamWaitReadsOnlyForItsOwnChannels(t *testing.T) {
 // more of the store's connections than its pool allows, and a member's
 // calls are answered all the while.
 func TestMadeUpTokensNeverExhaustTheStore(t *testing.T) {
+	t.Parallel()
 	const poolCap, requests, atOnce = 4, 2000, 200
 	url := pgtest.URL(t)
 	// The pool's connections are told apart from the read handle's and

@@ -129,7 +129,7 @@ func TestBrokenDatabaseFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.make(t, w, w.db)
-			time.Sleep(20 * time.Millisecond) // a rewrite must show in the mtime
+			backdate(t, w.db)
 			before := fileStateOf(t, w.db)
 
 			r := w.call(dir, "chat_whoami", nil)
@@ -242,7 +242,7 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 	if probe.Run() == nil {
 		t.Skipf("%s is still writable for the test's user: cannot make a read-only database here", dbPath)
 	}
-	time.Sleep(20 * time.Millisecond) // a rewrite must show in the mtime
+	backdate(t, dbPath)
 	before := fileStateOf(t, dbPath)
 
 	cmd := run("call", "chat_whoami")

@@ -194,6 +194,17 @@ type fileState struct {
 	size  int64
 }
 
+// backdate sets path's times an hour back, so that a write from now on
+// shows in its mtime: one within the file system's clock tick of the
+// file's making would not.
+func backdate(t *testing.T, path string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, past, past); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func fileStateOf(t *testing.T, path string) fileState {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -67,7 +67,7 @@ func stream(n int, next func(i int) (tool string, args map[string]any, ok bool),
 
 // killAfter SIGKILLs the process at a random moment within max.
 func killAfter(k *killable, max time.Duration) {
-	time.Sleep(time.Duration(rand.Int64N(int64(max))))
+	time.Sleep(time.Duration(rand.Int64N(int64(max)))) // sleep: a random moment is the fault injected
 	k.kill()
 }
 
@@ -95,7 +95,7 @@ func killRound(f *faultWorld, round int) (asked []map[string]any) {
 	go func() {
 		defer wg.Done()
 		answered = stream(2, func(i int) (string, map[string]any, bool) {
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // sleep: the answerer's pace, a load's
 			mu.Lock()
 			defer mu.Unlock()
 			if len(raised) == 0 {

@@ -307,9 +307,13 @@ func stuckAt(s *mcp.ClientSession) string {
 	}
 	sv := v.(*served)
 	sv.cmd.Process.Signal(syscall.SIGQUIT)
-	// Only a failing test gets here. The dump has no end mark and the
-	// transport owns the process's exit, so it gets a fixed time.
-	time.Sleep(2 * time.Second)
+	// The dump has no end mark, but it ends the process. Once it has
+	// ended, closing the session waits for the last of its stderr (the
+	// transport's Wait); closed before, serve could end on its stdin's
+	// end without the dump.
+	for deadline := time.Now().Add(procBound); processLive(sv.cmd.Process.Pid) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	}
+	s.Close()
 	var ours []string
 	for _, g := range strings.Split(sv.stderr.String(), "\n\n") {
 		if strings.Contains(g, "mcpp-chat/") {
@@ -317,6 +321,18 @@ func stuckAt(s *mcp.ClientSession) string {
 		}
 	}
 	return strings.Join(ours, "\n\n")
+}
+
+// stuckAt's dump is whole, and shows where serve's goroutines are.
+func TestStuckAtShowsServesGoroutines(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	s := w.serve(w.repo("mesh-gw"))
+	toolCall(t, s, "chat_whoami", nil, nil)
+	stacks := stuckAt(s)
+	if !strings.Contains(stacks, "\nmain.main()") {
+		t.Fatalf("stuckAt showed no main goroutine of serve:\n%s", stacks)
+	}
 }
 
 // toolCall calls a tool over MCP and returns the result JSON (second text

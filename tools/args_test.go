@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckArgs(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +61,7 @@ func TestCheckArgs(t *testing.T) {
 }
 
 func TestInvalidUTF8Refused(t *testing.T) {
+	t.Parallel()
 	m, _ := LoadManifest()
 	tool, _ := m.Tool("chat_say")
 	if _, err := checkArgs(tool, json.RawMessage("{\"text\": \"\xff\"}"), 100); err == nil || !strings.Contains(err.Error(), "UTF-8") {
@@ -68,6 +70,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	in := "red \x1b[31mALERT\x1b[0m bell\a osc \x1b]0;title\x07 ok\ttab\nline\r\x00\x7f\u0085"
 	if got, want := Clean(in), "red ALERT bell osc  ok\ttab\nline"; got != want {
 		t.Fatalf("Clean = %q, want %q", got, want)
@@ -84,6 +87,7 @@ func TestClean(t *testing.T) {
 // passed the check, then failed to decode with a Go error; it is the
 // number it says. One too large for any count is refused with a sentence.
 func TestWholeNumbersInAnyNotationDecode(t *testing.T) {
+	t.Parallel()
 	m, _ := LoadManifest()
 	tool, _ := m.Tool("chat_read")
 	for raw, want := range map[string]int{`{"limit": 50.0}`: 50, `{"limit": 1e2}`: 100, `{"limit": 2.5e1}`: 25, `{"limit": 500}`: 500} {

@@ -42,6 +42,7 @@ func budgetService(t testing.TB, count, size int) (*Service, store.SeedReport) {
 }
 
 func TestEveryAnswerFitsTheBudget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seeds databases of up to 100,000 rows and calls every tool on each (a minute or two); run without -short")
 	}
@@ -183,6 +184,7 @@ func body(i, size int) string {
 // each answer says, delivers every message exactly once and whole — and
 // the messages of 60 KB among them in parts that join up exactly.
 func TestReadingPageByPageDeliversEveryMessageOnce(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	want := map[int64]string{}
 	n := 500
@@ -241,6 +243,7 @@ func TestReadingPageByPageDeliversEveryMessageOnce(t *testing.T) {
 // next read starts at the first message left out, and the unread count
 // keeps everything not delivered.
 func TestCursorStopsAtTheLastMessageDelivered(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	for i := 1; i <= 60; i++ {
 		p.say(body(i, 500))
@@ -272,6 +275,7 @@ func TestCursorStopsAtTheLastMessageDelivered(t *testing.T) {
 // A message longer than one answer comes in parts; the cursor stays before
 // it until the last part, and the answer names the call for the next one.
 func TestLongMessageComesInParts(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	// Control characters and é cost six each in the JSON: 288,000 in all.
 	long := "start" + strings.Repeat("\x01\x02é", 16000) + "end"
@@ -315,6 +319,7 @@ func TestLongMessageComesInParts(t *testing.T) {
 // since beyond the newest row reads nothing and moves nothing; since past
 // unread rows moves nothing either; since behind the cursor re-reads.
 func TestSinceNeverMovesTheCursorOverUnseenRows(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	for i := 1; i <= 10; i++ {
 		p.say(fmt.Sprintf("m%d", i))
@@ -346,6 +351,7 @@ func TestSinceNeverMovesTheCursorOverUnseenRows(t *testing.T) {
 
 // peek and archived reads page too, and never move the cursor.
 func TestPeekPagesWithoutMovingTheCursor(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	for i := 1; i <= 100; i++ {
 		p.say(body(i, 800))
@@ -387,6 +393,7 @@ type inboxReply struct {
 // An inbox too long for one answer says so, lists what waits on you first,
 // and its skip pages show every item exactly once, in the inbox's order.
 func TestInboxPagesShowEveryItemOnce(t *testing.T) {
+	t.Parallel()
 	s, _ := budgetService(t, 300, 2048)
 	full, err := s.DB.Inbox(context.Background(), s.Me)
 	if err != nil {
@@ -442,6 +449,7 @@ func TestInboxPagesShowEveryItemOnce(t *testing.T) {
 
 // Known parties and channels page the same way, long abouts shortened.
 func TestWhoamiAndChannelListPage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("registers 150 parties with 6 KB abouts (seconds); run without -short")
 	}
@@ -490,6 +498,7 @@ func TestWhoamiAndChannelListPage(t *testing.T) {
 // Answers that echo one long text (a 64 KiB title after an ask, a 64 KiB
 // body after an ack, an argument echoed in an error) are cut to fit too.
 func TestAnswersThatEchoLongTextsFit(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	title := strings.Repeat("é", 32000) // 64,000 bytes, 192,000 characters of JSON
 	var ask struct{ Slug string }
@@ -509,6 +518,7 @@ func TestAnswersThatEchoLongTextsFit(t *testing.T) {
 // A list's entries, measured one by one, add up to the list as json.dumps
 // writes it: the fill's arithmetic is exact.
 func TestElementSizesAddUpToTheList(t *testing.T) {
+	t.Parallel()
 	list := []any{
 		map[string]any{"title": "a [b] {c}, \"d\": é 漢 🙂", "n": 1, "list": []string{"x", "y,z"}},
 		"plain, string",
@@ -532,6 +542,7 @@ func TestElementSizesAddUpToTheList(t *testing.T) {
 // An inbox asked for again on an unchanged database is the answer it got
 // before (not cut and rendered again); after a write it is the new one.
 func TestRepeatedInboxAnswersTheNewState(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	for i := 1; i <= 3; i++ {
 		p.say("news")
@@ -564,6 +575,7 @@ func TestRepeatedInboxAnswersTheNewState(t *testing.T) {
 // answer says, finds every one exactly once, each answer within the budget
 // and the cut ones saying so.
 func TestSearchPagesShowEveryHitOnce(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	for i := range 200 {
 		p.say("needle " + body(i, 2048))
@@ -618,6 +630,7 @@ func TestSearchPagesShowEveryHitOnce(t *testing.T) {
 // Hits in messages whose titles and bodies are 64 KiB long, some of one
 // word, still fit one answer.
 func TestLongHitsFit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("indexes 60 texts of 32 to 64 KiB (seconds); run without -short")
 	}

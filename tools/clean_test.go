@@ -30,6 +30,7 @@ func unsafeRune(s string) (rune, bool) {
 // shown without their escapes and direction overrides, in every display
 // and every error sentence (the hook already cleaned them).
 func TestTextFromOthersIsCleanedEverywhere(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {

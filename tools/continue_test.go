@@ -50,6 +50,7 @@ func (p *pair) refused(s *Service, args map[string]any) string {
 // 38-character message read with an empty body: it is refused instead,
 // and the message stays unread and comes whole at the next read.
 func TestBodyOffsetThatFitsNoMessageIsRefused(t *testing.T) {
+	t.Parallel()
 	bothStores(t, func(t *testing.T, db *store.DB) {
 		p := newPairOn(t, db)
 		const text = "please run the migration before Friday"
@@ -89,6 +90,7 @@ func TestBodyOffsetThatFitsNoMessageIsRefused(t *testing.T) {
 // so the peer's message comes whole, and the old form of that call (an
 // offset without since) is refused rather than cutting the peer's message.
 func TestStaleNextNeverLosesAMessage(t *testing.T) {
+	t.Parallel()
 	bothStores(t, func(t *testing.T, db *store.DB) {
 		p := newPairOn(t, db)
 		other := &Service{DB: db, Config: p.reader.Config, Manifest: p.reader.Manifest, Me: p.reader.Me} // the same party, another session

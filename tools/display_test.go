@@ -16,6 +16,7 @@ import (
 // The display text of every tool, for a scripted two-repo conversation and
 // for the Python edition's database, is pinned in testdata/*.golden.
 func TestDisplayGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// A fixed clock: the inbox shows when your unread messages were written.
 	written := time.Date(2026, 11, 29, 18, 9, 27, 0, time.UTC)
@@ -81,6 +82,7 @@ func TestDisplayGolden(t *testing.T) {
 }
 
 func TestInstructionsNameThePartyAndBoundary(t *testing.T) {
+	t.Parallel()
 	s := &Service{Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}}
 	text := s.Instructions()
 	if len(text) >= 2048 {

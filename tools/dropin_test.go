@@ -19,6 +19,7 @@ import (
 // chat_whoami has the Python edition's keys and types: name, os_user, and
 // waiting_on_me as a count; known parties as {name, workspace, about}.
 func TestWhoamiHasThePythonShape(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	p.call(p.writer, "chat_ask", map[string]any{"title": "q", "body": "b", "channel": "c1"}, nil)
 	var w map[string]any
@@ -63,6 +64,7 @@ func jsonKind(v any) string {
 // A reply_to with channel given is looked up in that channel, even by a
 // party that sits in several.
 func TestSayReplyToInTheGivenChannel(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	p.say("first")
 	p.call(p.writer, "chat_channel_new", map[string]any{"name": "c2", "parties": []string{"reader"}}, nil)
@@ -78,6 +80,7 @@ func TestSayReplyToInTheGivenChannel(t *testing.T) {
 // needs says "it is unattended" for every item waiting on your ack, also
 // once another consumer acked it.
 func TestNeedsAckSaysUnattendedAsThePythonEditionDoes(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	third := &Service{DB: p.reader.DB, Config: p.reader.Config, Manifest: p.reader.Manifest, Me: store.Identity{Name: "third", Workspace: "/srv/third"}}
 	p.call(third, "chat_whoami", map[string]any{}, nil)
@@ -95,6 +98,7 @@ func TestNeedsAckSaysUnattendedAsThePythonEditionDoes(t *testing.T) {
 
 // The error sentences clients of the Python edition match on.
 func TestErrorSentencesClientsMatchOn(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	_, err := p.reader.Call(context.Background(), "chat_nope", json.RawMessage(`{}`))
 	if err == nil || !strings.Contains(err.Error(), "Unknown tool") || !errors.Is(err, ErrUnknownTool) {
@@ -109,6 +113,7 @@ func TestErrorSentencesClientsMatchOn(t *testing.T) {
 
 // waited_seconds has one decimal, as the Python edition rounds it.
 func TestWaitedSecondsHasOneDecimal(t *testing.T) {
+	t.Parallel()
 	if got := tenths(1249 * time.Millisecond); got != 1.2 {
 		t.Errorf("1.249 s reported as %v, want 1.2", got)
 	}
@@ -126,6 +131,7 @@ func TestWaitedSecondsHasOneDecimal(t *testing.T) {
 // (0.0, not 0), on either engine: the answer's text is compared, since a
 // client that parses it sees no difference.
 func TestWaitedSecondsIsWrittenAsAFloat(t *testing.T) {
+	t.Parallel()
 	bothStores(t, func(t *testing.T, db *store.DB) {
 		p := newPairOn(t, db)
 		p.say("are you there?")
@@ -146,6 +152,7 @@ func pyFloatField(answer []byte, key string) bool {
 // instead of "Something arrived"; its JSON is the Python edition's
 // (arrived: true).
 func TestWaitSaysWhatWasAlreadyWaiting(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	p.say("are you there?")
 	var w map[string]any

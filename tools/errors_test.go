@@ -18,6 +18,7 @@ import (
 // A failure inside the server is no sentence the agent can act on: the
 // driver's text goes to the log, in full, and the agent is told what to do.
 func TestInternalFailureIsLoggedNotShown(t *testing.T) {
+	t.Parallel()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestInternalFailureIsLoggedNotShown(t *testing.T) {
 
 // What the agent can act on passes unchanged; a cancellation says so.
 func TestErrorsForTheAgentPassUnchanged(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	s := &Service{Log: slog.New(slog.NewTextHandler(&log, nil))}
 	for _, err := range []error{argErrorf("`item` is empty — pass some text"), store.ErrBusy, fmt.Errorf("ask: %w", store.ErrBusy)} {

@@ -31,6 +31,7 @@ type fixtureCase struct {
 // ours too: each expected key present and equal, lists in the same order —
 // on SQLite, and on PostgreSQL after `mcpp-chat migrate` copied it there.
 func TestPythonFixtureAnswers(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { fixtureAnswers(t, openFixtureCopy(t)) })
 	t.Run("postgres", func(t *testing.T) { fixtureAnswers(t, openFixtureOnPostgres(t)) })
 }

@@ -71,6 +71,7 @@ func waiting(t *testing.T, admin *pgx.Conn) int {
 // before it retries. It is never "failed inside the server … nothing was
 // written": the commit may have gone through before the line broke.
 func TestConnectionLostAtCommitIsTheStoresSentence(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		url  func(t *testing.T) string
@@ -124,6 +125,7 @@ func TestConnectionLostAtCommitIsTheStoresSentence(t *testing.T) {
 // found out by the next call, which runs again on a new connection once
 // the server is back — not a failure inside the server.
 func TestConnectionKilledBetweenCallsIsRunAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.Own(t).URL("postgres")
 	db, err := store.OpenPostgres(ctx, url, store.Options{BusyTimeout: 5 * time.Minute})

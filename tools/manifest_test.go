@@ -21,6 +21,7 @@ var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list",
 	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign", "chat_read", "chat_search", "chat_inbox", "chat_wait"}
 
 func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +54,7 @@ func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 }
 
 func TestManifestContract(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +128,7 @@ func sorted(s []string) []string {
 // args.go checks exactly these schema keywords; a new keyword in
 // module.yaml would go unchecked, so it must fail here first.
 func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
+	t.Parallel()
 	var raw struct {
 		Tools []struct {
 			InputSchema map[string]any `yaml:"inputSchema"`
@@ -162,6 +165,7 @@ func TestManifestUsesOnlyCheckedKeywords(t *testing.T) {
 }
 
 func TestSchemaJSONRefusesUnknownArguments(t *testing.T) {
+	t.Parallel()
 	m, _ := LoadManifest()
 	tool, _ := m.Tool("chat_inbox")
 	var s map[string]any
@@ -178,6 +182,7 @@ func TestSchemaJSONRefusesUnknownArguments(t *testing.T) {
 // validated, then silently dropped, and a field of another kind would fail
 // every call that passes it.
 func TestArgumentStructsMatchTheSchema(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)

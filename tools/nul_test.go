@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
@@ -18,6 +19,7 @@ import (
 // other. Both refuse it in every text argument, before the store is
 // touched, with a sentence that says what to do.
 func TestNULIsRefusedInEveryTextArgument(t *testing.T) {
+	t.Parallel()
 	manifest, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestNULIsRefusedInEveryTextArgument(t *testing.T) {
 			if _, err := s.Call(ctx, "chat_channel_new", json.RawMessage(`{"name": "c1"}`)); err != nil {
 				t.Fatal(err)
 			}
-			before, _ := db.State()
+			before := settledState(t, db)
 			checked := 0
 			for _, tool := range manifest.Tools {
 				for name, prop := range tool.InputSchema.Properties {
@@ -75,9 +77,24 @@ func TestNULIsRefusedInEveryTextArgument(t *testing.T) {
 			if checked < 20 {
 				t.Errorf("only %d text arguments checked", checked)
 			}
-			if after, _ := db.State(); after != before {
+			if after := settledState(t, db); after != before {
 				t.Errorf("the refused calls changed the store: %s → %s", before, after)
 			}
 		})
+	}
+}
+
+// settledState is db's state once the store can vouch for it: a SQLite
+// file's times are not trusted for a moment after a write, and an
+// untrusted state is "", which the next look, trusted, never equals.
+func settledState(t *testing.T, db *store.DB) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if s, ok := db.State(); ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the store's state was not settled within a minute")
+		}
 	}
 }

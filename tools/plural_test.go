@@ -8,6 +8,7 @@ import (
 // A cut read's line agrees with its counts: "1 of the 3 messages loaded
 // is here; 1 more waits", not "1 … are here; 1 more wait".
 func TestReadCutLineAgreesWithItsCounts(t *testing.T) {
+	t.Parallel()
 	var ans readAnswer
 	ans.Channel = "c1"
 	ans.More = 1

@@ -9,6 +9,7 @@ import (
 // A float is written as Python's json.dumps writes it (the texts below
 // are what Python 3 prints for each number), never as an integer.
 func TestPyFloatIsWrittenAsPythonWritesIt(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		f    float64
 		want string

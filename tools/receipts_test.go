@@ -25,6 +25,7 @@ type unreadByPeersReply struct {
 // messages, and its chat_inbox lists the ones the reader has not read,
 // in the JSON and the display, until the reader reads them.
 func TestReceiptsInReadAndInbox(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	seq := p.say("flashed")
 	var in unreadByPeersReply
@@ -84,6 +85,7 @@ func TestReceiptsInReadAndInbox(t *testing.T) {
 // The list is cut to the inbox's budget like the others: a prefix of it,
 // the rest counted in omitted and named in the cut line.
 func TestUnreadByPeersCutToTheBudget(t *testing.T) {
+	t.Parallel()
 	p := newPair(t)
 	var seqs []int64
 	for i := range 40 {

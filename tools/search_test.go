@@ -17,6 +17,7 @@ import (
 // search for, its own name's words first. This is a plain BM25 over the
 // descriptions, the usual ranking for such a search.
 func TestEachToolIsFoundByTheWordsOfItsName(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +115,7 @@ func bm25(docs [][]string, query []string) []int {
 // A snippet full of matches stays within snippetChars once its marks
 // are bold: each mark the store gives is one character, each ** two.
 func TestSnippetBoundCountsTheBoldMarks(t *testing.T) {
+	t.Parallel()
 	hit := store.MarkStart + "needle" + store.MarkEnd + " "
 	s := markdownSnippet(strings.Repeat(hit, 60))
 	if n := utf8.RuneCountInString(s); n > snippetChars {

@@ -19,6 +19,7 @@ import (
 // A store that goes out of reach under a running server: the sentence the
 // agent reads, and the log, name the store without its passwords.
 func TestUnreachableStoreErrorHidesPasswords(t *testing.T) {
+	t.Parallel()
 	const secret = "Zq7s3cret"
 	ctx := context.Background()
 	plain := pgtest.URL(t)

@@ -35,6 +35,7 @@ func guardOutput(t *testing.T, input string, max int) (passed string, replies []
 }
 
 func TestLineGuardPassesValidMessages(t *testing.T) {
+	t.Parallel()
 	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\n  \n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"
 	passed, replies := guardOutput(t, in, 1<<20)
 	want := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
@@ -44,6 +45,7 @@ func TestLineGuardPassesValidMessages(t *testing.T) {
 }
 
 func TestLineGuardAnswersBadLines(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		line string
 		code float64
@@ -95,6 +97,7 @@ func (f *fakeConn) Write(_ context.Context, m jsonrpc.Message) error {
 }
 
 func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	id := func(v any) jsonrpc.ID {
 		id, err := jsonrpc.MakeID(v)
 		if err != nil {
@@ -138,6 +141,7 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 // only a float64's integer part: -1.5 would come back as -1,
 // 9007199254740993 as …992 and 12345678901234567890 as a negative number.
 func TestRequestIDsAreEchoedExactly(t *testing.T) {
+	t.Parallel()
 	m, err := LoadManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -179,6 +183,7 @@ func TestRequestIDsAreEchoedExactly(t *testing.T) {
 // A cancellation names the request by the client's id; the SDK knows it by
 // its stand-in.
 func TestCancellationOfAStoodInRequest(t *testing.T) {
+	t.Parallel()
 	var s standIns
 	line := []byte(`{"jsonrpc":"2.0","id":-1.5,"method":"tools/call","params":{"name":"chat_wait"}}`)
 	_, p := check(line)

@@ -2,6 +2,7 @@ package listen
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -235,9 +236,38 @@ func TestPollWakesOnlyTheKeysThatMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	woken(t, mine, "the poll after node-dash's read")
-	// Several more polls, which find nothing new.
-	time.Sleep(10 * l.pollEvery)
+	pollsEnded(t, u, 3) // three more, which find nothing new
 	notWoken(t, others, "node-dash's read")
+}
+
+// pollsEnded waits until n of the listener's polls that began after the
+// call have ended, woken whom they wake. Each poll is one query on the
+// listener's connection to the database at u, and pg_stat_activity shows
+// when that connection's newest query began: a move of it is a poll
+// begun, and the poll before it ended.
+func pollsEnded(t *testing.T, u string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	const newestPoll = `SELECT query_start FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT key, n FROM store_clocks UNION ALL %'`
+	var last time.Time
+	for moves := -1; moves <= n; time.Sleep(2 * time.Millisecond) {
+		var began time.Time
+		err := c.QueryRow(ctx, newestPoll).Scan(&began)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // none yet: no row
+			t.Fatalf("%d of the listener's polls seen to end within %v: %v", max(moves-1, 0), generous, err)
+		}
+		if moves < 0 || !began.Equal(last) {
+			moves++
+			last = began
+		}
+	}
 }
 
 // The stop of a wait forgets it: a listener does not keep the wishes of

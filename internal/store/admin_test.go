@@ -46,6 +46,7 @@ func unchanged(t *testing.T, db *DB, want string, run func() error) {
 }
 
 func TestPartiesListsFolderActivityAndObligations(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the enum closed?", Body: "?", Slug: "enum"}))
@@ -72,6 +73,7 @@ func TestPartiesListsFolderActivityAndObligations(t *testing.T) {
 // waited on node-dash forever. Moving node-dash to the new folder, folding
 // node-dash~2 in, brings them back to that session.
 func TestMovePartyFoldsTheNewNameIn(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the enum closed?", Body: "?", Slug: "enum"}))
@@ -123,6 +125,7 @@ func TestMovePartyFoldsTheNewNameIn(t *testing.T) {
 // Merging combines rows both parties hold: an ack given under the new name
 // counts for the item, and a seat and a cursor are not lost.
 func TestMergeCombinesSharedRows(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	moved := Identity{Name: "node-dash", Workspace: "/home/me/node-dash"}
@@ -143,6 +146,7 @@ func TestMergeCombinesSharedRows(t *testing.T) {
 }
 
 func TestForgetParty(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the enum closed?", Body: "?", Slug: "enum"}))
@@ -172,6 +176,7 @@ func TestForgetParty(t *testing.T) {
 }
 
 func TestSetCursor(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	for i := range 3 {

@@ -47,6 +47,7 @@ func fillDisk(t *testing.T, dir string) string {
 // index beside the database cannot grow — and searches again once there
 // is room. It failed "inside the server".
 func TestSearchOnAFullDiskSaysSo(t *testing.T) {
+	t.Parallel()
 	disk := smallDisk(t, "4m")
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(disk, "chat.db"))

@@ -16,6 +16,7 @@ func (m *answerMemo) hitCount() int {
 // Inbox and whoami answer from the memo while nothing is committed, and
 // see at once every commit of another handle (another process).
 func TestAnswerMemoSeesEveryCommit(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -53,6 +54,7 @@ func TestAnswerMemoSeesEveryCommit(t *testing.T) {
 
 // An entry stops answering once the party's last_seen would be written again.
 func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	fingerprint(t, db)
 	s := db.readSweep()
@@ -75,6 +77,7 @@ func TestAnswerMemoExpiresWithLastSeen(t *testing.T) {
 // and every write that concerns it — a say in its channel, an item in a
 // channel it has left, an ack of its item — is seen at once.
 func TestTeamInboxMemoIsPerParty(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -137,6 +140,7 @@ func TestTeamInboxMemoIsPerParty(t *testing.T) {
 // read moves neither the channel's clock nor the caller's — only the
 // peer's own and its cursor — so the party's state must name the cursors.
 func TestInboxMemoMovesWithAPeersRead(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 // The answers carry each need in the Python edition's words, which its
 // clients match on; the code decides by the value alone.
 func TestNeedsKeepThePythonEditionsWords(t *testing.T) {
+	t.Parallel()
 	for need, words := range map[Need]string{
 		NeedAck:     "your ack (chat_ack) — it is unattended",
 		NeedResolve: "your resolve (chat_resolve) once satisfied",

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 // OnCommit still learns of the changes in commit order, ending with the
 // newest; Close waits for that last delivery.
 func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -56,31 +58,37 @@ func TestOnCommitRunsAfterTheCallInOrder(t *testing.T) {
 // Commits within the delay reach OnCommit once, as the newest change; the
 // delivery waits for the delay, not the commit.
 func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		n := notifier{delay: notifyDelay}
-		var got []Change
-		deliver := func(c Change) { got = append(got, c) }
+		// The deliveries run on the notifier's goroutine, ordered with the
+		// checks by the bubble's clock, which the race detector does not
+		// see: a lock tells it.
+		var mu sync.Mutex
+		var all []Change
+		deliver := func(c Change) { mu.Lock(); defer mu.Unlock(); all = append(all, c) }
+		delivered := func() []Change { mu.Lock(); defer mu.Unlock(); return slices.Clone(all) }
 		for seq := int64(1); seq <= 5; seq++ {
 			n.post(Change{Channel: "ops", Seq: seq}, deliver)
 		}
 		time.Sleep(notifyDelay - time.Nanosecond)
 		synctest.Wait()
-		if len(got) != 0 {
+		if got := delivered(); len(got) != 0 {
 			t.Fatalf("delivered %+v before the delay", got)
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		if len(got) != 1 || got[0].Seq != 5 {
+		if got := delivered(); len(got) != 1 || got[0].Seq != 5 {
 			t.Fatalf("delivered %+v at the delay, want only the newest (seq 5)", got)
 		}
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		if len(got) != 1 {
+		if got := delivered(); len(got) != 1 {
 			t.Fatalf("delivered %+v for one burst, want one delivery", got)
 		}
 		n.post(Change{Channel: "ops", Seq: 6}, deliver) // a later commit: a delivery of its own
 		n.flush()
-		if len(got) != 2 || got[1].Seq != 6 {
+		if got := delivered(); len(got) != 2 || got[1].Seq != 6 {
 			t.Fatalf("delivered %+v, want seq 6 at the flush", got)
 		}
 	})
@@ -88,6 +96,7 @@ func TestNotifierFoldsABurstAfterTheDelay(t *testing.T) {
 
 // Close does not sit out the delay: what is pending is delivered at once.
 func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	db.notify.delay = time.Hour // a Close that waited would time the test out
 	var seen []Change
@@ -107,6 +116,7 @@ func TestCloseDeliversThePendingChangeAtOnce(t *testing.T) {
 // The change carries the call's own time — the one its rows got — so a
 // delayed tick still says when the write happened.
 func TestChangeCarriesTheCallsTime(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 29, 23, 30, 0, 123456000, time.UTC)
 	db := worldWith(t, Options{Clock: func() time.Time { return at }})
 	got := make(chan Change, 1)

@@ -11,6 +11,7 @@ import (
 // engines, the agent's and the person's: FTS5 read it as the end of an
 // unterminated query and PostgreSQL refused it, each a driver's error.
 func TestSearchRefusesNUL(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -27,6 +28,7 @@ func TestSearchRefusesNUL(t *testing.T) {
 // neither. The copy replaces each with U+FFFD, counts the fields it
 // changed, and copies everything else as it was.
 func TestCopyMakesNULStorable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "chat.db")
 	lite, err := Open(ctx, path)

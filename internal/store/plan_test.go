@@ -28,6 +28,7 @@ var fullScan = regexp.MustCompile(`\bSCAN (m|par|messages|ic|item_consumers|curs
 // reach the history through an index: a SCAN of messages, item_consumers or
 // cursors would make the call grow with months of history.
 func TestEveryCallQueryUsesAnIndex(t *testing.T) {
+	t.Parallel()
 	db, report := seeded(t, smallSeed)
 	queries := exerciseEveryCall(t, db, report)
 	for _, q := range queries {
@@ -43,6 +44,7 @@ func TestEveryCallQueryUsesAnIndex(t *testing.T) {
 // parameter it compares with a partial index's constants, unless the
 // connection has the query planner stability guarantee).
 func TestCachedStatementsAreNotReprepared(t *testing.T) {
+	t.Parallel()
 	db, report := seeded(t, smallSeed)
 	queries := exerciseEveryCall(t, db, report)
 	conn, err := rawSQL(db).Conn(context.Background())
@@ -174,6 +176,7 @@ func exerciseEveryCall(t *testing.T, db *DB, report SeedReport) []string {
 // Each index patch 3 adds is used by the query it was made for (found in
 // the statements the calls ran, by a piece of its text).
 func TestPatch3IndexesServeTheirQueries(t *testing.T) {
+	t.Parallel()
 	db, report := seeded(t, smallSeed)
 	queries := exerciseEveryCall(t, db, report)
 	for _, c := range []struct{ text, index string }{
@@ -233,6 +236,7 @@ func explain(t *testing.T, db *DB, query string) string {
 // patch's indexes exist afterwards, the rows are untouched, and the version
 // says so.
 func TestMigrationAppliesEveryPatch(t *testing.T) {
+	t.Parallel()
 	steps, err := engine.Patches("schema_patches", "")
 	if err != nil {
 		t.Fatal(err)

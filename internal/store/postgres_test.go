@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // same columns in the same order, with the same nullability, defaults and
 // kinds, and the same indexes.
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
+	t.Parallel()
 	store, _ := openPGStore(t)
 	pg := rawSQL(store)
 	lite, err := Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
@@ -135,6 +136,7 @@ func names(t *testing.T, db *sql.DB, query string) string {
 // of every table arrives as it was, new rows get new ids, and a second copy
 // into the now non-empty store is refused without writing.
 func TestCopyToPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "chat.db")
 	data, err := os.ReadFile("../../tools/testdata/python-edition/reference-v1.db")
@@ -235,6 +237,7 @@ func rowsDigest(t *testing.T, db *sql.DB, query string) string {
 // item (without the write lock, each saw the other's prune-ok missing and
 // neither archived).
 func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, u := openPGStore(t)
 	b, err := OpenPostgres(ctx, u, Options{})
@@ -276,6 +279,7 @@ func TestPostgresConcurrentPruneOKsArchive(t *testing.T) {
 // does to all of them): the next call, which the pool hands that
 // connection, runs again on a new one instead of failing.
 func TestPostgresCallSurvivesAClosedPooledConnection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, u := openPGStore(t)
 	must(t)(db.ChannelNew(ctx, gw, "solo", "", nil))
@@ -309,11 +313,12 @@ var pgSeqScan = regexp.MustCompile(`Seq Scan on (messages|item_consumers)\b`)
 // it reuses (the generic plan, whatever the values) with sequential scans
 // priced out, so a scan that remains is one no index can replace.
 func TestPostgresEveryCallQueryUsesAnIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
+	db, _ := openPGStore(t) // first: it skips under -short, before the seed's seconds
 	spec := smallSeed
 	spec.History = 20000 // enough rows that a scan costs more than an index
 	lite, report := seeded(t, spec)
-	db, _ := openPGStore(t)
 	if _, err := CopyTo(ctx, openRO(t, lite.Path()), db); err != nil {
 		t.Fatal(err)
 	}

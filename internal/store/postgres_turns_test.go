@@ -122,6 +122,9 @@ func TestTeamStoreConcurrentInvariants(t *testing.T) {
 // queue that moves: every call has its turn, none fails "busy" (on SQLite
 // the process's own queue; on a team store the channel's).
 func TestAMovingQueueIsNeverBusy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a burst of 2,500 writes is seconds of load; it runs in the full tier (make test)")
+	}
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		// A second is far longer than one write, even on a loaded machine,

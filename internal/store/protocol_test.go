@@ -131,6 +131,7 @@ func kinds(r ReadResult) []string {
 }
 
 func TestChannelNameRule(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{"gw--dash": "gw--dash", "  GW--Dash ": "gw--dash", "a": "a", "v1.2_x~y": "v1.2_x~y"} {
 		got, err := ChannelName(raw)
 		if err != nil || got != want {
@@ -146,6 +147,7 @@ func TestChannelNameRule(t *testing.T) {
 
 // The hand-written check is the protocol's regular expression, exactly.
 func TestChannelNameMatchesTheProtocolsRegexp(t *testing.T) {
+	t.Parallel()
 	rule := regexp.MustCompile(`^[a-z0-9][a-z0-9._~-]{0,63}$`)
 	alphabet := []byte("az09._~-A /é\x00")
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -165,6 +167,7 @@ func TestChannelNameMatchesTheProtocolsRegexp(t *testing.T) {
 }
 
 func TestChannelNewSeatsWithoutEvents(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -186,6 +189,7 @@ func TestChannelNewSeatsWithoutEvents(t *testing.T) {
 }
 
 func TestJoinLeaveEventsAndSeat(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -211,6 +215,7 @@ func TestJoinLeaveEventsAndSeat(t *testing.T) {
 }
 
 func TestChannelChoice(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -235,6 +240,7 @@ func TestChannelChoice(t *testing.T) {
 }
 
 func TestSlugDerivationAndCollisions(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		for in, want := range map[string]string{
 			"Is the chunk header enum closed?": "is-the-chunk-header-enum-closed",
@@ -269,6 +275,7 @@ func TestSlugDerivationAndCollisions(t *testing.T) {
 }
 
 func TestAskConsumersAndAnnounce(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -333,6 +340,7 @@ func hasNeed(in Inbox, slug string, need Need) bool {
 }
 
 func TestItemAddresses(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -360,6 +368,7 @@ func TestItemAddresses(t *testing.T) {
 }
 
 func TestSayMovesOwnCursorAndReplyTo(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -391,6 +400,7 @@ func TestSayMovesOwnCursorAndReplyTo(t *testing.T) {
 
 // A post must never mark a peer's unread words as read.
 func TestOwnPostDoesNotSkipPeerMessages(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -404,6 +414,7 @@ func TestOwnPostDoesNotSkipPeerMessages(t *testing.T) {
 }
 
 func TestReplyAutoAck(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -431,6 +442,7 @@ func TestReplyAutoAck(t *testing.T) {
 }
 
 func TestAckRules(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -453,6 +465,7 @@ func TestAckRules(t *testing.T) {
 }
 
 func TestResolveGates(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -490,6 +503,7 @@ func TestResolveGates(t *testing.T) {
 }
 
 func TestPruneOKSelfOnlyAndSweep(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -542,6 +556,7 @@ func TestPruneOKSelfOnlyAndSweep(t *testing.T) {
 }
 
 func TestPruneOKArchivesAtOnce(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -555,6 +570,7 @@ func TestPruneOKArchivesAtOnce(t *testing.T) {
 }
 
 func TestReadCursorLimitMorePeek(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -592,6 +608,7 @@ func TestReadCursorLimitMorePeek(t *testing.T) {
 }
 
 func TestUnreadExcludesOwnAndArchived(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -608,6 +625,7 @@ func TestUnreadExcludesOwnAndArchived(t *testing.T) {
 }
 
 func TestInboxWaitingLists(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -632,6 +650,7 @@ func TestInboxWaitingLists(t *testing.T) {
 
 // Leaving keeps obligations: the item still waits on you and you can ack it.
 func TestLeaveKeepsObligations(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -652,6 +671,7 @@ func TestLeaveKeepsObligations(t *testing.T) {
 // A seated party sees every live item of the channel; once it leaves, it
 // sees only those it consumes.
 func TestLeavingDropsItemsYouDoNotConsume(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -684,6 +704,7 @@ func TestLeavingDropsItemsYouDoNotConsume(t *testing.T) {
 }
 
 func TestSameBasenameGetsSuffixAndKeepsName(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := openTest(t)
 		ctx := context.Background()
@@ -698,6 +719,7 @@ func TestSameBasenameGetsSuffixAndKeepsName(t *testing.T) {
 }
 
 func TestNewerSchemaRefusedUnwritten(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "chat.db")
 	db, err := Open(context.Background(), path)
 	if err != nil {
@@ -729,6 +751,7 @@ func fileDigest(t *testing.T, path string) string {
 // Fit decides how many messages the answer carries whole: the cursor moves
 // over those only, and more counts the rest.
 func TestReadMovesTheCursorOverWhatFitOnly(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -749,6 +772,7 @@ func TestReadMovesTheCursorOverWhatFitOnly(t *testing.T) {
 // A since ahead of the cursor moves it only when nothing unread lies
 // between: beyond the newest row, or past unread rows, it stays.
 func TestSinceAheadOfTheCursor(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -778,6 +802,7 @@ func TestSinceAheadOfTheCursor(t *testing.T) {
 // earlier versions; the Python edition still can) would hide every row
 // written below it: the next post brings it back first.
 func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -802,6 +827,7 @@ func TestPostBringsBackACursorPastTheNewestRow(t *testing.T) {
 // Deliberately unlike the Python edition (docs/protocol.md): a bare slug
 // that names one item across your channels resolves, in whichever channel.
 func TestBareSlugResolvesAcrossChannels(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -817,6 +843,7 @@ func TestBareSlugResolvesAcrossChannels(t *testing.T) {
 // Deliberately unlike the Python edition: an archived read without since
 // starts at 0, so it shows archived threads you had read before.
 func TestArchivedReadStartsAtZero(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -835,6 +862,7 @@ func TestArchivedReadStartsAtZero(t *testing.T) {
 // An all-digit slug would make "c:1" mean two things (seq 1 and the item
 // [1]), so none is created: digits get an item- prefix.
 func TestDigitSlugsAreNeverCreated(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		for in, want := range map[string]string{
 			"1": "item-1", "#3": "item-3", "2024": "item-2024", " 42 ": "item-42",
@@ -866,6 +894,7 @@ func TestDigitSlugsAreNeverCreated(t *testing.T) {
 // stays addressable, and an address that names it and another message is
 // refused as ambiguous instead of acting on either.
 func TestLegacyDigitSlugs(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -949,6 +978,7 @@ func tableDigest(t *testing.T, db *DB) string {
 // on writing to the file the process holds, and the process would confirm
 // writes that are lost when it exits. Every write is refused instead.
 func TestWritesRefusedWhenTheFileIsGone(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			db := world(t)

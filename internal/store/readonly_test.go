@@ -50,6 +50,7 @@ func unreadOf(t *testing.T, db *DB, id Identity) int {
 }
 
 func TestPendingReportsCountsNewestAndItems(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -83,6 +84,7 @@ func TestPendingReportsCountsNewestAndItems(t *testing.T) {
 }
 
 func TestPendingNewestTalkIgnoresEvents(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -99,6 +101,7 @@ func TestPendingNewestTalkIgnoresEvents(t *testing.T) {
 // Counting stops at the cap, so the cost stays flat; the newest messages
 // are still the newest.
 func TestPendingCountsUpToTheCap(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		seedUnread(t, db, UnreadCountCap+500)
@@ -115,6 +118,7 @@ func TestPendingCountsUpToTheCap(t *testing.T) {
 }
 
 func TestPendingNeverConsumesNorCreates(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Say(ctx, gw, SayArgs{Text: "hello", Channel: "gw--dash"}))
@@ -145,6 +149,7 @@ func TestPendingNeverConsumesNorCreates(t *testing.T) {
 // A writer that checkpoints into the main file during an immutable read
 // makes the read start over on the current state.
 func TestImmutableReadRetriesWhenTheFileMoves(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Say(ctx, gw, SayArgs{Text: "first", Channel: "gw--dash"}))
@@ -176,6 +181,7 @@ func TestImmutableReadRetriesWhenTheFileMoves(t *testing.T) {
 }
 
 func TestReadOnlyRefusesMissingAndForeignFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "none.db")
 	if _, err := OpenReadOnly(context.Background(), missing); !errors.Is(err, ErrNoDatabase) {
@@ -319,6 +325,7 @@ func BenchmarkPending(b *testing.B) {
 // -wal, where an immutable read never looks: watch keeps one handle for
 // hours.
 func TestReadOnlyHandleSeesCommitsAfterAWalAppears(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	path := db.Path()

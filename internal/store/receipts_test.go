@@ -27,6 +27,7 @@ func receiptsOf(t *testing.T, list []Message, seq int64) (readBy, unreadBy []str
 // them — and they move when a peer reads. Others' messages and events
 // carry neither key.
 func TestReadReceiptsOnOwnMessages(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -79,6 +80,7 @@ func TestReadReceiptsOnOwnMessages(t *testing.T) {
 // not read, with who has and who has not and since when; they leave the
 // list as the peers read them.
 func TestInboxListsOwnMessagesUnreadByPeers(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -125,6 +127,7 @@ func TestInboxListsOwnMessagesUnreadByPeers(t *testing.T) {
 // ReceiptWindow, or no longer among its channel's newest ReceiptRows rows,
 // so a peer that never reads again does not fill it forever.
 func TestUnreadByPeersIsBounded(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		var mu sync.Mutex
 		now := time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
@@ -175,6 +178,7 @@ func TestUnreadByPeersIsBounded(t *testing.T) {
 // The hook's read-only handle and the person's view see the receipts too:
 // the hook the list chat_inbox gives, the view every message's.
 func TestReadOnlyReceipts(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

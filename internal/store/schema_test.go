@@ -16,6 +16,7 @@ import (
 // once rather than through the busy handler. Each Open must wait its turn
 // instead of failing the call with "busy".
 func TestConcurrentOpensOfANewDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	rounds := 40
@@ -54,6 +55,7 @@ func TestConcurrentOpensOfANewDatabase(t *testing.T) {
 // with "unable to open": the answer names the link instead of asking for
 // write access the user already has.
 func TestSymlinkedSidecarIsNamed(t *testing.T) {
+	t.Parallel()
 	for _, side := range []string{"-wal", "-shm"} {
 		path := filepath.Join(t.TempDir(), "chat.db")
 		db, err := Open(context.Background(), path)

@@ -85,6 +85,7 @@ func searchCounts(t *testing.T, r *ReadOnly) [3]int {
 // up to date a round at a time, also holds what an index built from
 // nothing holds: sqlite's TestSearchIndexCatchUpAgreesWithAFreshBuild.)
 func TestSearchFindsWhatTheChatHoldsThroughAConversation(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		r := openRO(t, db.Path())
@@ -106,6 +107,7 @@ func TestSearchFindsWhatTheChatHoldsThroughAConversation(t *testing.T) {
 // that has not run that long tells nothing; a team store has no index to
 // build.
 func TestSearchTellsTheProgressOfALongBuild(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

@@ -34,6 +34,7 @@ func hitSeqs(r SearchResult) []string {
 }
 
 func TestSearchFindsBodiesTitlesAndSlugsRanked(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -76,6 +77,7 @@ func TestSearchFindsBodiesTitlesAndSlugsRanked(t *testing.T) {
 }
 
 func TestSearchLiveAndArchived(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -99,6 +101,7 @@ func TestSearchLiveAndArchived(t *testing.T) {
 
 // Archiving after the index was made is seen by the next search.
 func TestSearchSeesArchivingAfterIndexing(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -118,6 +121,7 @@ func TestSearchSeesArchivingAfterIndexing(t *testing.T) {
 }
 
 func TestAgentSearchSeesOnlyItsChannels(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -143,6 +147,7 @@ func TestAgentSearchSeesOnlyItsChannels(t *testing.T) {
 }
 
 func TestSearchPagesWithSkipAndLimit(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -169,6 +174,7 @@ func TestSearchPagesWithSkipAndLimit(t *testing.T) {
 // The index is a file of its own beside the database, owner-only; a
 // corrupt one is made anew, and one of another database is rebuilt.
 func TestSearchIndexIsRebuiltWhenBrokenOrForeign(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Say(ctx, gw, SayArgs{Text: "armadillo", Channel: "gw--dash"}))
@@ -211,6 +217,7 @@ func TestSearchIndexIsRebuiltWhenBrokenOrForeign(t *testing.T) {
 // Several searchers at once, while a writer writes: every one finds every
 // message written before it started, and the index holds each once.
 func TestConcurrentSearchesWhileWriting(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	for i := range 300 {
@@ -265,6 +272,7 @@ func numbered(prefix string, n int, suffix string) string {
 // person alike: 5,000 prefixes failed inside PostgreSQL with "stack depth
 // limit exceeded".
 func TestSearchBoundsWhatItLooksFor(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

@@ -84,6 +84,7 @@ func refusedIndex(t *testing.T, err error, index, why string) {
 // chat, it made its tables there; linked to another database, it dropped
 // one of that database's tables.
 func TestSearchIndexNeverOpensALink(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("to the chat", func(t *testing.T) {
 		db := world(t)
@@ -141,6 +142,7 @@ func TestSearchIndexNeverOpensALink(t *testing.T) {
 // A regular file of ours at the index's path that holds another
 // database's tables is refused and left byte for byte as it was.
 func TestSearchIndexLeavesAForeignFileAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, statements := range map[string]string{
 		"tables of other names": `CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')`,
@@ -170,6 +172,7 @@ func TestSearchIndexLeavesAForeignFileAlone(t *testing.T) {
 
 // Only a regular file of the user's own is an index.
 func TestSearchIndexRefusesWhatIsNotAFileOfMine(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("a folder", func(t *testing.T) {
 		db := world(t)
@@ -202,6 +205,7 @@ func TestSearchIndexRefusesWhatIsNotAFileOfMine(t *testing.T) {
 // readable, so it opens) is found out by the search that reads it, removed
 // and made anew; it used to fail every search, for good.
 func TestSearchIndexDamagedAfterItsHeaderIsRebuilt(t *testing.T) {
+	t.Parallel()
 	db := world(t)
 	ctx := context.Background()
 	must(t)(db.Say(ctx, gw, SayArgs{Text: "armadillo", Channel: "gw--dash"}))

@@ -37,6 +37,9 @@ func bigChannel(t *testing.T, db *DB, n, size int) {
 // PostgreSQL a search held the store's write lock throughout, and a say
 // beside it failed as busy after its 5 s.
 func TestSearchNeverMakesAWriterWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a first index of 26 MB beside a stream of says is seconds of load; it runs in the full tier (make test)")
+	}
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -113,6 +116,7 @@ func TestPostgresSearchPastItsTimeSaysToNarrowIt(t *testing.T) {
 // call, makes the caller's party at first sight and notes it as seen once
 // its last sighting is a minute old.
 func TestAgentSearchMakesItsPartyAndNotesItSeen(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 		db := worldWith(t, Options{Clock: func() time.Time { return now }})

@@ -41,6 +41,7 @@ func count(t *testing.T, db *DB, query string, args ...any) int {
 // own answers on it agree with the spec, and nothing in it is left for a
 // sweep to tidy up.
 func TestSeedIsAConversationTheToolsAgreeWith(t *testing.T) {
+	t.Parallel()
 	db, report := seeded(t, smallSeed)
 	ctx := context.Background()
 	live := smallSeed.LiveItems
@@ -142,6 +143,7 @@ func TestSeedIsAConversationTheToolsAgreeWith(t *testing.T) {
 }
 
 func TestSeedRefusesAUsedDatabase(t *testing.T) {
+	t.Parallel()
 	db, _ := seeded(t, smallSeed)
 	if _, err := db.Seed(context.Background(), smallSeed); err == nil || !strings.Contains(err.Error(), "empty database") {
 		t.Fatalf("a second seed: %v", err)

@@ -19,6 +19,7 @@ func trustedFingerprint(t *testing.T, db *DB) {
 // Reads skip the sweep while nothing was committed since one found nothing,
 // and sweep again after another handle's commit made an item sweepable.
 func TestReadSweepSkippedOnlyWhileUnchanged(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -75,6 +76,7 @@ func sweepableAfterResolve(t *testing.T) (*DB, *DB) {
 // A commit that lands between the fingerprint and the read's snapshot is
 // in the snapshot: the sweep must run on it.
 func TestReadSweepRunsOnACommitBeforeTheSnapshot(t *testing.T) {
+	t.Parallel()
 	db, other := sweepableAfterResolve(t)
 	ctx := context.Background()
 	s := db.readSweep()
@@ -97,6 +99,7 @@ func TestReadSweepRunsOnACommitBeforeTheSnapshot(t *testing.T) {
 // after the first attempt's snapshot; the retry sees that commit and must
 // sweep it.
 func TestReadSweepRunsOnTheRetrysSnapshot(t *testing.T) {
+	t.Parallel()
 	db, other := sweepableAfterResolve(t)
 	ctx := context.Background()
 	s := db.readSweep()

@@ -14,6 +14,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -68,6 +69,7 @@ func TestTokens(t *testing.T) {
 // The secret is stored only as its hash: not in the database, nor in the
 // sidecar file of a SQLite hub.
 func TestTokensKeepNoSecret(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTest(t)
 	toks, err := db.Tokens(ctx)
@@ -98,6 +100,7 @@ func TestTokensKeepNoSecret(t *testing.T) {
 // Hubs started together each make the token table if it is missing; none
 // fails because another made it at the same moment.
 func TestTokensTableMadeByHubsStartingTogether(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		path := filepath.Join(t.TempDir(), "chat.db")
@@ -142,6 +145,7 @@ func TestTokensTableMadeByHubsStartingTogether(t *testing.T) {
 // a StorageError that names the file and what to do, and the file linked
 // to is left as it was.
 func TestTokenFileNeverOpensALink(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	refusedTokens := func(t *testing.T, err error, file, why string) {
 		t.Helper()
@@ -223,6 +227,7 @@ func TestTokenFileNeverOpensALink(t *testing.T) {
 // moves at every revoke and at nothing else, and checks a token it holds
 // again by its id.
 func TestTokenStampMovesAtEveryRevoke(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := openTest(t)

@@ -13,6 +13,7 @@ import (
 // is written. It used to work on SQLite and fail every call on
 // PostgreSQL (which cannot store it) as a failure inside the server.
 func TestTextThatIsNotUTF8IsRefusedOnBothEngines(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := world(t)

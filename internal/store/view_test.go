@@ -7,6 +7,7 @@ import (
 )
 
 func TestChannelsShowSeatsWithUnreadCounts(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -27,6 +28,7 @@ func TestChannelsShowSeatsWithUnreadCounts(t *testing.T) {
 }
 
 func TestConversationNewestAndEarlier(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -48,6 +50,7 @@ func TestConversationNewestAndEarlier(t *testing.T) {
 }
 
 func TestOwedFollowsTheItem(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

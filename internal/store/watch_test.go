@@ -10,6 +10,7 @@ import (
 // and their newest id names only a message it can read: another
 // channel's traffic does not even move it.
 func TestArrivalsForStayInThePartysChannels(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()
@@ -61,6 +62,7 @@ func bodies(p ArrivalPage) string {
 // seated there and for an item's consumers only: to anyone else it says
 // nothing of the message, not even its slug (its title's words).
 func TestAnItemOutsideYourChannelsIsNotShown(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		db := world(t)
 		ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 // never a folder of another machine, with the same keys. A session on
 // one host sees the folders, as before.
 func TestTeamMembersSeePartiesByName(t *testing.T) {
+	t.Parallel()
 	bothEngines(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := world(t) // parties made on one host: /srv/mesh-gw, /srv/node-dash, /srv/fw-core

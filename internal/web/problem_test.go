@@ -22,6 +22,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // search page with its sentence, on both engines — never a 500 with a
 // driver's text.
 func TestNULSearchIsABadQuery(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
@@ -59,6 +60,7 @@ func TestNULSearchIsABadQuery(t *testing.T) {
 // A failure the person cannot act on shows as one sentence; the driver's
 // text, which may hold SQL or the store's address, goes to the log only.
 func TestPageShowsNoDriverText(t *testing.T) {
+	t.Parallel()
 	r, err := store.OpenReadOnly(context.Background(), chat(t).Path())
 	if err != nil {
 		t.Fatal(err)

@@ -113,6 +113,7 @@ func get(t *testing.T, url string) (int, string) {
 // Everything a message says reaches the page as text: its markup escaped,
 // its terminal escapes removed.
 func TestPageShowsMessagesAsText(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	ts, _ := serve(t, db.Path(), nil)
 	code, page := get(t, ts.URL+"/")
@@ -137,6 +138,7 @@ func TestPageShowsMessagesAsText(t *testing.T) {
 // A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) gets
 // nothing: only our own host names are answered.
 func TestPageAnswersOnlyItsOwnHostNames(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	ts, _ := serve(t, db.Path(), nil)
 	req, _ := http.NewRequest("GET", ts.URL+"/c/gw--dash", nil)
@@ -162,6 +164,7 @@ func TestPageAnswersOnlyItsOwnHostNames(t *testing.T) {
 
 // The page works offline: nothing it loads comes from elsewhere.
 func TestPageLoadsNothingFromElsewhere(t *testing.T) {
+	t.Parallel()
 	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@import|url\(`)
 	err := fs.WalkDir(assets, "assets", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -183,6 +186,7 @@ func TestPageLoadsNothingFromElsewhere(t *testing.T) {
 
 // An open page hears "change" from the event stream after each wake-up.
 func TestEventsSayWhenSomethingChanged(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	changes := &testChanges{ch: make(chan struct{})}
 	ts, _ := serve(t, db.Path(), changes)
@@ -219,6 +223,7 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 // wakes many times for it (the -wal's writes, its looks again while the
 // commit becomes visible); a wake-up without a commit tells nothing.
 func TestEventsSayEachCommitOnce(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	w, err := wake.Watch(db.Path(), "")
 	if err != nil {
@@ -266,6 +271,7 @@ func TestEventsSayEachCommitOnce(t *testing.T) {
 
 // A wrong channel name is the person's to fix: a sentence, not a crash.
 func TestUnknownChannelIsASentence(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	ts, _ := serve(t, db.Path(), nil)
 	code, page := get(t, ts.URL+"/c/nope")
@@ -277,6 +283,7 @@ func TestUnknownChannelIsASentence(t *testing.T) {
 // A search past the bound of what it looks for gets the store's sentence,
 // as an agent's does.
 func TestSearchBoundIsASentence(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	ts, _ := serve(t, db.Path(), nil)
 	words := make([]string, 65)
@@ -292,6 +299,7 @@ func TestSearchBoundIsASentence(t *testing.T) {
 // Earlier rows are a link away; the link carries the archived flag and
 // the seq to go on from.
 func TestEarlierLink(t *testing.T) {
+	t.Parallel()
 	if got := channelURL("gw dash", true, 42); got != "/c/gw%20dash?archived=1&before=42" {
 		t.Errorf("channelURL = %q", got)
 	}
@@ -323,6 +331,7 @@ func (c *testChanges) change() {
 // localhost's names on loopback, any IP of this machine on all addresses,
 // and the names given with --allow-host; never another name.
 func TestHostsAnswered(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		listen string
 		extra  []string
@@ -365,6 +374,7 @@ func TestHostsAnswered(t *testing.T) {
 // The page says under each message who has not read it yet, and who has;
 // once everyone has read the newest one, it says so there.
 func TestPageShowsReadReceipts(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	ts, _ := serve(t, db.Path(), nil)
 	_, page := get(t, ts.URL+"/c/gw--dash")
@@ -393,6 +403,7 @@ func TestPageShowsReadReceipts(t *testing.T) {
 // A database in the person's home folder is named in the header as ~/…,
 // as they would type it.
 func TestHeaderNamesTheDatabaseFromHome(t *testing.T) {
+	t.Parallel()
 	db := chat(t)
 	r, err := store.OpenReadOnly(context.Background(), db.Path())
 	if err != nil {
@@ -415,6 +426,7 @@ func TestHeaderNamesTheDatabaseFromHome(t *testing.T) {
 // nothing yet (a browser opens those ahead of its requests): it is closed,
 // not waited for until the grace runs out and then left open.
 func TestServeClosesConnectionsThatSentNothing(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -447,6 +459,7 @@ func TestServeClosesConnectionsThatSentNothing(t *testing.T) {
 // it) and the channel list stay where they are: both are sticky, the
 // list below the header and scrolling on its own.
 func TestHeaderAndChannelListStayInView(t *testing.T) {
+	t.Parallel()
 	css, err := assets.ReadFile("assets/app.css")
 	if err != nil {
 		t.Fatal(err)
@@ -478,6 +491,7 @@ func TestHeaderAndChannelListStayInView(t *testing.T) {
 // idleTimeout: a client on this machine cannot hold the server's files by
 // leaving connections open.
 func TestServeClosesIdleConnections(t *testing.T) {
+	t.Parallel()
 	defer func(was time.Duration) { idleTimeout = was }(idleTimeout)
 	idleTimeout = 100 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,10 +12,10 @@ import (
 )
 
 // Calls waiting for a full pool have their turns in the order they came:
-// forty calls queue, each a moment after the one before, behind the one
-// connection of a pool of one. database/sql alone hands a freed
-// connection to a random waiter, so that some calls of a busy hub waited
-// many times as long as the rest.
+// forty calls queue, each once the one before waits, behind the one
+// connection of a pool of one, and are served in that order.
+// database/sql alone hands a freed connection to a random waiter, so that
+// some calls of a busy hub waited many times as long as the rest.
 func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
 	ctx := context.Background()
 	e, err := Open(ctx, pgtest.URL(t), Options{MaxConns: 1, BusyTimeout: time.Minute})
@@ -39,7 +41,7 @@ func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
 			conn.Close()
 			release()
 		})
-		time.Sleep(20 * time.Millisecond) // in the queue before the next asks
+		waitQueued(t, i+1) // in the queue before the next asks
 	}
 	first.Close()
 	release()
@@ -49,11 +51,43 @@ func TestPoolTurnsGoInTheOrderAsked(t *testing.T) {
 	for i := range served {
 		order = append(order, i)
 	}
-	// Goroutines start late on a loaded machine, so neighbours may swap;
-	// the first ten asked must still all be served before the last ten.
 	for pos, i := range order {
-		if i < 10 && pos >= waiters-10 {
-			t.Fatalf("turns went in the order %v: call %d of the first ten asked was served among the last ten", order, i)
+		if i != pos {
+			t.Fatalf("turns went in the order %v: call %d was served as number %d", order, i, pos)
 		}
 	}
+}
+
+// waitQueued waits until n calls wait for a connection: their goroutines
+// are parked inside conn — in turn's select, in the channel's queue of
+// senders, which is first come first served.
+func waitQueued(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); queued() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued for a connection, want %d", queued(), n)
+		}
+	}
+}
+
+// queued is how many goroutines are parked inside (*Engine).conn.
+func queued() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		running := strings.Contains(header, "[running") || strings.Contains(header, "[runnable") || strings.Contains(header, "[syscall")
+		if !running && strings.Contains(g, ".(*Engine).conn(") {
+			n++
+		}
+	}
+	return n
 }

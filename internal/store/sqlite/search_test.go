@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -233,6 +234,9 @@ func TestSearchIndexStepReadsABoundedBatch(t *testing.T) {
 // level, every one of which each search then read: at 1M messages a
 // search read 0.6 ms where the merged index reads 0.15 (docs/performance.md).
 func TestSearchIndexBuildEndsMerged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes and indexes 24 MiB (seconds of disk); it runs in the full tier (make test)")
+	}
 	db := world(t)
 	ctx := context.Background()
 	// 24 MiB: six steps of at most SearchBatchBytes, six segments.
@@ -271,7 +275,8 @@ func TestSearchIndexKeptUpAfterAPeersWrite(t *testing.T) {
 	defer sqlite.SetKeeper(20*time.Millisecond, time.Hour)()
 	db := world(t)
 	ctx := context.Background()
-	ro, _ := openRO(t, db.Path())
+	others := keepers()
+	ro, r := openRO(t, db.Path())
 	must(t)(ro.Search(ctx, store.SearchArgs{Query: "kestrel"}))
 	must(t)(db.Say(ctx, dash, store.SayArgs{Text: "a kestrel over the field", Channel: "gw--dash"}))
 	last := newest(t, db.Path())
@@ -283,21 +288,46 @@ func TestSearchIndexKeptUpAfterAPeersWrite(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	if !r.Keeping() || keepers() != others+1 {
+		t.Fatalf("no keeper runs for the handle that searched (%d keepers, %d before it)", keepers(), others)
+	}
 	ro.Close()
+	// Close waited for the keeper to end: none is left to write the index.
+	if n := keepers(); n != others {
+		t.Fatalf("%d keepers run after their handle was closed, %d before it searched", n, others)
+	}
 	must(t)(db.Say(ctx, dash, store.SayArgs{Text: "after the close", Channel: "gw--dash"}))
-	time.Sleep(300 * time.Millisecond) // fifteen of the keeper's looks
 	if got := indexedUpTo(t, db.Path()); got != last {
 		t.Fatalf("the index moved to #%d after its handle was closed", got)
 	}
 
 	sqlite.SetKeepFor(0) // every search is too long ago
-	ro, _ = openRO(t, db.Path())
+	ro, r = openRO(t, db.Path())
 	must(t)(ro.Search(ctx, store.SearchArgs{Query: "kestrel"}))
 	held := indexedUpTo(t, db.Path())
 	must(t)(db.Say(ctx, dash, store.SayArgs{Text: "long after the last search", Channel: "gw--dash"}))
-	time.Sleep(300 * time.Millisecond)
+	// The keeper ends at its first look, before it catches up; only it
+	// says it stopped (the handle is still open).
+	for deadline := time.Now().Add(20 * time.Second); r.Keeping(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the keeper runs on 20 s after a search that was too long ago")
+		}
+	}
 	if got := indexedUpTo(t, db.Path()); got != held {
 		t.Fatalf("the index moved from #%d to #%d with no search within keepFor", held, got)
+	}
+}
+
+// keepers is how many keepers of a search index run in this process: the
+// goroutines in keepUp.
+func keepers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), ".(*searchHolder).keepUp(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 

@@ -174,6 +174,13 @@ func (t *tx) mergeParty(a, b party) error {
 		// as the ack itself would have.
 		`UPDATE messages SET status = 'ack', updated_at = ?3 WHERE kind = 'ask' AND status = 'open' AND author_id <> ?1
 			AND id IN (SELECT message_id FROM item_consumers WHERE party_id = ?1 AND acked_at IS NOT NULL)`,
+		// Claims are the party's, whichever name it had (claims.go).
+		`UPDATE claims SET holder_id = ?1 WHERE holder_id = ?2`,
+		`UPDATE claims SET owner_id = ?1 WHERE owner_id = ?2`,
+		`UPDATE claims SET ended_by = ?1 WHERE ended_by = ?2`,
+		`UPDATE claim_waiters SET party_id = ?1 WHERE party_id = ?2
+			AND claim_id NOT IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1)`,
+		`DELETE FROM claim_waiters WHERE party_id = ?2`,
 		`UPDATE parties SET about = coalesce(about, (SELECT about FROM parties WHERE id = ?2)),
 			first_seen = min(first_seen, (SELECT first_seen FROM parties WHERE id = ?2)),
 			last_seen = max(last_seen, (SELECT last_seen FROM parties WHERE id = ?2)) WHERE id = ?1`,
@@ -235,6 +242,11 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			return err
 		}
 		for _, q := range []string{
+			// Its claims, and those on its repository, go with it.
+			`DELETE FROM claim_waiters WHERE party_id = ?1
+				OR claim_id IN (SELECT id FROM claims WHERE holder_id = ?1 OR owner_id = ?1)`,
+			`DELETE FROM claims WHERE holder_id = ?1 OR owner_id = ?1`,
+			`UPDATE claims SET ended_by = NULL WHERE ended_by = ?1`,
 			`DELETE FROM item_consumers WHERE party_id = ?1`,
 			`DELETE FROM cursors WHERE party_id = ?1`,
 			`DELETE FROM channel_parties WHERE party_id = ?1`,

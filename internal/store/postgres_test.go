@@ -102,7 +102,7 @@ func postgresColumns(t *testing.T, db *sql.DB) []string {
 	return out
 }
 
-var chatTables = []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors", "schema_version"}
+var chatTables = []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors", "schema_version", "claims", "claim_waiters"}
 
 func sqliteIndexes(t *testing.T, db *sql.DB) string {
 	return names(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%' ORDER BY name`)

@@ -20,7 +20,7 @@ const (
 // CanonicalEvent spells a known event name the way Claude Code does;
 // anything else is kept as given.
 func CanonicalEvent(name string) string {
-	for _, e := range []string{SessionStart, UserPromptSubmit, Stop} {
+	for _, e := range []string{SessionStart, UserPromptSubmit, Stop, PreToolUse} {
 		if strings.EqualFold(name, e) {
 			return e
 		}

@@ -247,3 +247,7 @@ func checkPattern(raw string) (string, error) {
 	}
 	return p, nil
 }
+
+// Holds reports whether the claim holds path — for a path claim, a path
+// relative to its owner's repository, '/'-separated.
+func (c Claim) Holds(path string) bool { return compileGlob(c.Pattern).match(path) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -38,6 +39,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			log.Warn("could not look up the party's name", "err", err)
 		}
 	}
+	var member *hub.Client
 	if in.onHub() {
 		// The hook and watchers on this machine learn of the hub's
 		// changes through what serve keeps.
@@ -46,8 +48,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 			return exitError
 		}
+		member = c
 		defer followHub(in, c, log, stderr)()
 	}
+	// While the session lives, so do its party's claims (claims.go).
+	defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, member), log)()
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)

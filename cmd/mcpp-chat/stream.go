@@ -53,6 +53,10 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 		return exitError
 	}
 	defer svc.Close()
+	if svc.DB != nil {
+		// The host's worker keeps its party's claims as serve does.
+		defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, nil), newLog(stderr))()
+	}
 	stopWaiting := make(chan struct{})
 	svc.StopWaiting = stopWaiting
 	out.write(struct {

@@ -853,3 +853,29 @@ func (t *tx) pendingClaims(p party, team bool, out *Pending) error {
 	out.ClaimNews, err = t.claimNews(p)
 	return err
 }
+
+// ClaimsOf is what chat_claims answers the party id, read without
+// writing: for the person (doctor) and a hub's /v1/claims. An unknown
+// party sees nothing.
+func (r *ReadOnly) ClaimsOf(ctx context.Context, id Identity) (ClaimList, error) {
+	out := ClaimList{Me: id.Name, Claims: []Claim{}, News: []ClaimEnd{}}
+	err := r.view(ctx, func(t *tx) error {
+		p, err := t.existingParty(id)
+		if errors.Is(err, ErrUnknownParty) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out.Me = p.name
+		if out.Claims, err = t.visibleClaims(p, id.Team); err != nil {
+			return err
+		}
+		news, err := t.claimNews(p)
+		if news != nil {
+			out.News = news
+		}
+		return err
+	})
+	return out, err
+}

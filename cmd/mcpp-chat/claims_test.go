@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The person lists every claim and frees one whoever holds it, which
+// takes --force; the holder hears of it.
+func TestClaimsListAndForceRelease(t *testing.T) {
+	env := isolatedEnv(t)
+	peer := maps.Clone(env)
+	peer["MCPP_CHAT_WORKSPACE"] = filepath.Join(filepath.Dir(env["MCPP_CHAT_WORKSPACE"]), "peer")
+	if err := os.Mkdir(peer["MCPP_CHAT_WORKSPACE"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{peer, []string{"call", "chat_whoami"}},
+		{env, []string{"call", "chat_channel_new", `{"name": "ops", "parties": ["peer"]}`}},
+		{env, []string{"call", "chat_claim", `{"resource": "env:staging", "reason": "migrating the schema"}`}},
+		{peer, []string{"call", "chat_claim", `{"resource": "env:staging"}`}},
+	} {
+		if code, out, errs := cli(t, c.env, c.args...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", c.args, code, out, errs)
+		}
+	}
+	code, out, errs := cli(t, env, "claims")
+	if code != exitOK || !strings.HasPrefix(out, "env:staging  repo until ") || !strings.HasSuffix(out, ": migrating the schema\n") {
+		t.Fatalf("claims: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := cli(t, env, "claims", "release", "env:staging"); code != exitUsage || !strings.Contains(errs, "--force") {
+		t.Errorf("release without --force: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli(t, env, "claims", "release", "--force", "env:staging")
+	if code != exitOK || !strings.Contains(out, "freed env:staging, held by repo") || !strings.Contains(out, "peer, which waited for it, will be told it is free") {
+		t.Fatalf("release --force: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := cli(t, env, "claims", "release", "--force", "env:staging"); code != exitError || !strings.Contains(errs, "no live claim on env:staging") {
+		t.Errorf("a second release: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := cli(t, env, "claims", "list"); code != exitOK || out != "Nothing is claimed.\n" {
+		t.Errorf("after the release: %q", out)
+	}
+	code, out, errs = cli(t, env, "call", "--display", "chat_claims")
+	if code != exitOK || !strings.Contains(out, "your claim on env:staging freed by the person who runs the chat") {
+		t.Errorf("the holder's chat_claims: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// serve's renewals go on at the interval the store gives until it stops,
+// and none runs once stop has returned: the goroutine has ended.
+func TestKeepClaimsRenewsUntilStopped(t *testing.T) {
+	var calls atomic.Int64
+	renewed := make(chan struct{}, 10)
+	renew := func(ctx context.Context) (time.Duration, error) {
+		calls.Add(1)
+		renewed <- struct{}{}
+		return time.Second, ctx.Err()
+	}
+	stop := keepClaims(context.Background(), renew, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for range 2 {
+		select {
+		case <-renewed:
+		case <-time.After(time.Minute):
+			t.Fatal("no renewal")
+		}
+	}
+	stop() // returns once the goroutine has ended: no renewal after it
+	if n := calls.Load(); n < 2 {
+		t.Errorf("%d renewals", n)
+	}
+}

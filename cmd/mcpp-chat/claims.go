@@ -178,3 +178,22 @@ func claimRenewal(db *store.DB, me store.Identity, c *hub.Client) func(context.C
 	}
 	return func(ctx context.Context) (time.Duration, error) { return db.RenewClaims(ctx, me) }
 }
+
+// printPartyClaims is doctor's line for the party's claims: those it
+// holds, and how many of its peers' it sees (chat_claims lists them).
+func printPartyClaims(w io.Writer, l store.ClaimList) {
+	var mine []string
+	others := 0
+	for _, c := range l.Claims {
+		if c.Holder != l.Me {
+			others++
+			continue
+		}
+		mine = append(mine, fmt.Sprintf("%s until %s", text.OneLine(c.Resource, 300), minuteUTC(c.Until)))
+	}
+	held := "none held"
+	if len(mine) > 0 {
+		held = strings.Join(mine, "; ")
+	}
+	fmt.Fprintf(w, "claims:      %s; %s of its peers' seen (chat_claims lists them; mcpp-chat claims lists all)\n", held, text.Count(others, "claim"))
+}

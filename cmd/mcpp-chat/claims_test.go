@@ -39,6 +39,12 @@ func TestClaimsListAndForceRelease(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "env:staging  repo until ") || !strings.HasSuffix(out, ": migrating the schema\n") {
 		t.Fatalf("claims: exit %d\n%s%s", code, out, errs)
 	}
+	if _, out, _ := cli(t, env, "doctor"); !strings.Contains(out, "claims:      env:staging until ") {
+		t.Errorf("doctor does not list the party's claim:\n%s", out)
+	}
+	if _, out, _ := cli(t, peer, "doctor"); !strings.Contains(out, "claims:      none held; 1 claim of its peers' seen") {
+		t.Errorf("doctor for the peer:\n%s", out)
+	}
 	if code, out, errs := cli(t, env, "claims", "release", "env:staging"); code != exitUsage || !strings.Contains(errs, "--force") {
 		t.Errorf("release without --force: exit %d\n%s%s", code, out, errs)
 	}

@@ -38,6 +38,8 @@ type codexTables struct {
 type codexHook struct {
 	event   string
 	command string
+	// matcher names the tools that run it (the edit hook's); "" for all.
+	matcher string
 }
 
 func codexTablesFor(in installation) codexTables {
@@ -55,6 +57,7 @@ func codexTablesFor(in installation) codexTables {
 	for _, ev := range hookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
 	}
+	t.hooks = append(t.hooks, codexClaimsHook(in)...)
 	return t
 }
 
@@ -103,6 +106,9 @@ func printCodex(w io.Writer, in installation) {
 	for _, h := range t.hooks {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, codexconfig.Header([]string{"hooks", h.event}, true))
+		if h.matcher != "" {
+			fmt.Fprintf(w, "matcher = %s\n", codexconfig.Quote(h.matcher))
+		}
 		fmt.Fprintf(w, "hooks = [%s]\n", h.hooksLine())
 	}
 }

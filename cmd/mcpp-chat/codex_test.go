@@ -53,6 +53,7 @@ func TestSetupCodexPrintsTheHooksAndTheFeatureFlag(t *testing.T) {
 		"SessionStart":     hook + " --event SessionStart",
 		"UserPromptSubmit": hook + " --event UserPromptSubmit",
 		"Stop":             hook + " --event Stop",
+		"PreToolUse":       hook + " --event PreToolUse",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -239,7 +240,7 @@ func TestDoctorChecksTheCodexHooks(t *testing.T) {
 		t.Fatalf("setup codex --write: exit %d\n%s%s", code, out, errs)
 	}
 	code, out := runDoctor(t, home)
-	if code != exitOK || !strings.Contains(out, "codex hooks: SessionStart, Stop, UserPromptSubmit in "+file) {
+	if code != exitOK || !strings.Contains(out, "codex hooks: PreToolUse, SessionStart, Stop, UserPromptSubmit in "+file) {
 		t.Errorf("after setup codex --write: exit %d\n%s", code, out)
 	}
 	data, _ := os.ReadFile(file)

@@ -66,7 +66,7 @@ Usage:
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
-  mcpp-chat setup [claude|codex|mcpp|hooks] [--no-wake] [--write|--remove] [--settings FILE]
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--no-wake] [--no-claims] [--write|--remove] [--settings FILE]
                                        print the snippet that connects each client;
                                        --write merges the hooks into ~/.claude/settings.json
                                        (setup codex --write: Codex's config), --remove takes

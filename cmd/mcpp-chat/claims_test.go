@@ -39,6 +39,9 @@ func TestClaimsListAndForceRelease(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "env:staging  repo until ") || !strings.HasSuffix(out, ": migrating the schema\n") {
 		t.Fatalf("claims: exit %d\n%s%s", code, out, errs)
 	}
+	if _, out, _ := cli(t, env, "log", "--color", "never"); !strings.Contains(out, "\n   claimed: env:staging by repo until ") || !strings.Contains(out, " — migrating the schema\n") {
+		t.Errorf("log does not show the claim:\n%s", out)
+	}
 	if _, out, _ := cli(t, env, "doctor"); !strings.Contains(out, "claims:      env:staging until ") {
 		t.Errorf("doctor does not list the party's claim:\n%s", out)
 	}

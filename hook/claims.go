@@ -240,6 +240,10 @@ func editStopped(c store.Claim, rel, enforce string, codex bool) string {
 	default:
 		out.HookSpecificOutput.PermissionDecisionReason = "mcpp-chat: " + what + " " + ask
 	}
+	if codex {
+		// Codex puts its own ". Command: …" after the reason.
+		out.HookSpecificOutput.PermissionDecisionReason = strings.TrimSuffix(out.HookSpecificOutput.PermissionDecisionReason, ".")
+	}
 	return encode(out)
 }
 

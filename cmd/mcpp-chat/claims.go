@@ -135,16 +135,23 @@ func claimsRelease(ctx context.Context, args []string, getenv func(string) strin
 // keepClaims renews the party's claims while serve runs: a session that
 // is open keeps what it claimed, up to claims.max_lifetime, as its tool
 // calls would (store.DB.RenewClaims; a member's hub does it on its
-// store). It stops with the returned function. A renewal that fails is
-// logged once and tried again a minute later: the claims then last their
-// own time to live.
-func keepClaims(ctx context.Context, renew func(context.Context) (time.Duration, error), log *slog.Logger) (stop func()) {
+// store). It renews when the store says (a quarter of the shortest time
+// to live, at most a minute on), and a second after a change of the chat
+// (changes; nil for none): a claim made or handed to the party since —
+// by this session or another — may live only seconds. A renewal that
+// fails is logged once and tried again a minute later: the claims then
+// last their own time to live. It stops with the returned function.
+func keepClaims(ctx context.Context, renew func(context.Context) (time.Duration, error), changes changeFeed, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		failing := false
 		for {
+			var changed <-chan struct{}
+			if changes != nil {
+				changed = changes.Next() // before the renewal: a change during it counts
+			}
 			next, err := renew(ctx)
 			switch {
 			case ctx.Err() != nil:
@@ -161,6 +168,13 @@ func keepClaims(ctx context.Context, renew func(context.Context) (time.Duration,
 			case <-ctx.Done():
 				return
 			case <-time.After(max(next, time.Second)):
+			case <-changed:
+				// A burst of changes is one renewal.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
 			}
 		}
 	}()
@@ -169,6 +183,10 @@ func keepClaims(ctx context.Context, renew func(context.Context) (time.Duration,
 		<-done
 	}
 }
+
+// changeFeed says when the chat may have changed (a tools.Service's
+// Changes, a member's nudge from its hub).
+type changeFeed interface{ Next() <-chan struct{} }
 
 // claimRenewal is how serve renews its party's claims: on the store, or
 // through the hub.

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
 // The person lists every claim and frees one whoever holds it, which
@@ -67,26 +69,32 @@ func TestClaimsListAndForceRelease(t *testing.T) {
 	}
 }
 
-// serve's renewals go on at the interval the store gives until it stops,
-// and none runs once stop has returned: the goroutine has ended.
-func TestKeepClaimsRenewsUntilStopped(t *testing.T) {
+// serve renews at once, then again a second after a change of the chat
+// though the store said a minute (a claim may have come that lives only
+// seconds), and never once stop has returned.
+func TestKeepClaimsRenewsAfterAChange(t *testing.T) {
 	var calls atomic.Int64
 	renewed := make(chan struct{}, 10)
 	renew := func(ctx context.Context) (time.Duration, error) {
 		calls.Add(1)
 		renewed <- struct{}{}
-		return time.Second, ctx.Err()
+		return time.Minute, ctx.Err()
 	}
-	stop := keepClaims(context.Background(), renew, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	for range 2 {
+	changes := &wake.Broadcast{}
+	stop := keepClaims(context.Background(), renew, changes, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	next := func(what string) {
+		t.Helper()
 		select {
 		case <-renewed:
-		case <-time.After(time.Minute):
-			t.Fatal("no renewal")
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no renewal %s", what)
 		}
 	}
+	next("at the start")
+	changes.Notify()
+	next("after the change")
 	stop() // returns once the goroutine has ended: no renewal after it
-	if n := calls.Load(); n < 2 {
-		t.Errorf("%d renewals", n)
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d renewals, want 2", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/hub"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -40,6 +41,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		}
 	}
 	var member *hub.Client
+	var changes changeFeed = svc.Changes
 	if in.onHub() {
 		// The hook and watchers on this machine learn of the hub's
 		// changes through what serve keeps.
@@ -49,10 +51,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			return exitError
 		}
 		member = c
-		defer followHub(in, c, log, stderr)()
+		moved := &wake.Broadcast{}
+		changes = moved
+		defer followHub(in, c, log, stderr, moved.Notify)()
 	}
 	// While the session lives, so do its party's claims (claims.go).
-	defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, member), log)()
+	defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, member), changes, log)()
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)

@@ -55,7 +55,7 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 	defer svc.Close()
 	if svc.DB != nil {
 		// The host's worker keeps its party's claims as serve does.
-		defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, nil), newLog(stderr))()
+		defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, nil), svc.Changes, newLog(stderr))()
 	}
 	stopWaiting := make(chan struct{})
 	svc.StopWaiting = stopWaiting

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
@@ -202,5 +203,51 @@ func TestExpiredClaimIsToldOnce(t *testing.T) {
 	mustContain(t, out, "it is no longer yours")
 	if out := f.run(t, UserPromptSubmit, "s1"); out != "" {
 		t.Errorf("told again: %q", out)
+	}
+}
+
+// On a member machine the edit hook decides from the cache a running
+// serve keeps of the hub's summary: a peer's live claim there stops an
+// edit, a claim past its time does not, and with no fresh cache and no
+// hub to ask it stays silent.
+func TestMemberEditHookDecidesFromTheCache(t *testing.T) {
+	home := t.TempDir()
+	repo := filepath.Join(home, "node-dash")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o700)
+	env := map[string]string{"HOME": home, "MCPP_CHAT_HOME": filepath.Join(home, "module"),
+		"MCPP_CHAT_STORE": "http://127.0.0.1:1", "MCPP_CHAT_TOKEN": "mcc_x_y", "XDG_STATE_HOME": filepath.Join(home, "state")}
+	paths, _, err := config.Resolve(func(k string) string { return env[k] }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := store.Claim{Resource: "path:node-dash/proto/**", Holder: "mesh-gw", Reason: "regenerating", Until: store.Timestamp(time.Now().Add(time.Hour)),
+		Exclusive: true, Kind: "path", Pattern: "proto/**", Owner: "node-dash"}
+	write := func(c store.Claim) {
+		pending := store.Pending{Party: "node-dash", Claims: []store.Claim{c}}
+		if err := WriteHubCache(HubCachePath(paths, "node-dash"), HubCache{Party: "node-dash", ETag: `"e1"`, Pending: pending, CheckedAt: time.Now(), ServePID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit := func() string {
+		var out bytes.Buffer
+		payload, _ := json.Marshal(map[string]any{"session_id": "s1", "hook_event_name": "PreToolUse", "cwd": repo, "tool_name": "Write",
+			"tool_input": map[string]any{"file_path": filepath.Join(repo, "proto", "a.proto"), "content": "x"}})
+		Command(context.Background(), []string{"--event", "PreToolUse"}, "test", Options{
+			Env: func(k string) string { return env[k] }, Exe: filepath.Join(home, "bin", "mcpp-chat-hook"),
+			Stdin: bytes.NewReader(payload), Stdout: &out, Stderr: &out})
+		return out.String()
+	}
+	write(claim)
+	if p := decode(t, edit()); p.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(p.HookSpecificOutput.PermissionDecisionReason, "is claimed by mesh-gw") {
+		t.Errorf("from the cache: %+v", p)
+	}
+	claim.Until = store.Timestamp(time.Now().Add(-time.Second))
+	write(claim)
+	if got := edit(); got != "" {
+		t.Errorf("a claim past its time stopped the edit: %q", got)
+	}
+	os.RemoveAll(filepath.Dir(HubCachePath(paths, "node-dash")))
+	if got := edit(); got != "" {
+		t.Errorf("no cache, no hub: %q", got)
 	}
 }

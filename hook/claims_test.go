@@ -198,6 +198,9 @@ func TestExpiredClaimIsToldOnce(t *testing.T) {
 			t.Fatal("the claim never ran out")
 		}
 	}
+	// A Stop in between reads (it may) but tells no claims: the prompt
+	// still has the news.
+	f.run(t, Stop, "s1")
 	out = f.run(t, UserPromptSubmit, "s1")
 	mustContain(t, out, "your claim on env:staging expired at")
 	mustContain(t, out, "it is no longer yours")

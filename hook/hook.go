@@ -293,7 +293,9 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 	err := UpdateState(ctx, dir, session, root, func(st *State) {
 		ans = Respond(event, p, st.seen())
 		remember(st, event, fp, ans)
-		st.ClaimsUntil = nextClaimEnd(p)
+		if event != Stop {
+			st.ClaimsUntil = nextClaimEnd(p)
+		}
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -43,19 +43,20 @@ type State struct {
 	// waiter reports moments after the commit, before the files' times can
 	// be trusted. Any later answer that reads the database clears it.
 	WakeQuiet string `json:"wake_quiet,omitempty"`
-	// ClaimsUntil is when the first claim the party saw at the last read
-	// runs out: then the quiet states above no longer hold, since a claim
-	// ends by its time without a write (claims.go).
+	// ClaimsUntil is when the first claim the party saw at the last
+	// prompt's (or SessionStart's) read runs out: then the prompt's quiet
+	// state no longer holds, since a claim ends by its time without a
+	// write (claims.go). Stop tells no claims, and so keeps it as it is.
 	ClaimsUntil string `json:"claims_until,omitempty"`
 }
 
 // quietAt is the fingerprint at which event has nothing new to say, or "".
 func (st State) quietAt(event string) string {
-	if claimsDue(st) {
-		return ""
-	}
 	switch event {
 	case UserPromptSubmit:
+		if claimsDue(st) {
+			return "" // a claim ran out: news no write announced (claims.go)
+		}
 		return st.PromptQuiet
 	case Stop:
 		return st.StopQuiet

@@ -23,7 +23,7 @@ func usage(name string) string {
 	return fmt.Sprintf(`%[1]s — %[2]s
 
 Usage (the hook payload JSON comes on stdin):
-  %[1]s --event SessionStart|UserPromptSubmit|Stop
+  %[1]s --event SessionStart|UserPromptSubmit|Stop|PreToolUse
   %[1]s --event Stop --wait [--timeout %[3]d]   (for "asyncRewake": true)
   %[1]s --version
 

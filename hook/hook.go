@@ -57,6 +57,9 @@ type Options struct {
 	// looked, when set, is called after each look of a waiter: a test
 	// waits for it instead of guessing when the waiter is waiting.
 	looked func()
+	// readClaims, when set, is called when PreToolUse reads the claims
+	// from the store or the hub: a test tells the quiet path by it.
+	readClaims func()
 	// resolved is the install as Command resolved it; nil: locate does.
 	resolved *resolved
 	// hubCache is the member's cache as Command read it; nil: read it.
@@ -181,6 +184,9 @@ func answer(ctx context.Context, o Options) reply {
 	if event == "" {
 		event = CanonicalEvent(pl.HookEventName)
 	}
+	if event == PreToolUse {
+		return reply{text: o.checkEdit(ctx, pl)} // claims.go
+	}
 	if event == Stop && pl.StopHookActive {
 		return reply{} // the turn already goes on because of a Stop block: no loops
 	}
@@ -286,7 +292,7 @@ func quiet(dir string, pl Payload, root, event, fp, db string) bool {
 		return true
 	}
 	mark, ok := store.CommitMark(db)
-	return event == UserPromptSubmit && ok && st.WakeQuiet == mark && !st.quietExpired()
+	return event == UserPromptSubmit && ok && st.WakeQuiet == mark && !st.quietExpired() && !claimsDue(st)
 }
 
 // answerWith is what p, read at the state fp, tells event; the events a
@@ -313,6 +319,9 @@ func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pen
 	err := UpdateState(ctx, dir, session, root, func(st *State) {
 		ans = Respond(event, p, st.seen())
 		remember(st, event, fp, ans)
+		if event != Stop {
+			st.ClaimsUntil = nextClaimEnd(p)
+		}
 	})
 	if err != nil {
 		if ctx.Err() != nil {

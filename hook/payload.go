@@ -17,6 +17,10 @@ type Payload struct {
 	HookEventName  string `json:"hook_event_name"`
 	Source         string `json:"source"`
 	StopHookActive bool   `json:"stop_hook_active"`
+	// PreToolUse: the tool and its input; Codex adds the turn's id.
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	TurnID    string          `json:"turn_id"`
 }
 
 // maxPayload bounds what the hook reads: a UserPromptSubmit payload carries

@@ -21,7 +21,7 @@ const (
 // CanonicalEvent spells a known event name the way Claude Code does;
 // anything else is kept as given.
 func CanonicalEvent(name string) string {
-	for _, e := range []string{SessionStart, UserPromptSubmit, Stop, SessionEnd} {
+	for _, e := range []string{SessionStart, UserPromptSubmit, Stop, SessionEnd, PreToolUse} {
 		if strings.EqualFold(name, e) {
 			return e
 		}

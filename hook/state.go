@@ -43,6 +43,11 @@ type State struct {
 	// waiter reports moments after the commit, before the files' times can
 	// be trusted. Any later answer that reads the database clears it.
 	WakeQuiet string `json:"wake_quiet,omitempty"`
+	// ClaimsUntil is when the first claim the party saw at the last
+	// prompt's (or SessionStart's) read runs out: then the prompt's quiet
+	// state no longer holds, since a claim ends by its time without a
+	// write (claims.go). Stop tells no claims, and so keeps it as it is.
+	ClaimsUntil string `json:"claims_until,omitempty"`
 	// QuietUntil is when an item waiting on the session's ack becomes
 	// overdue (the soonest such due time when the quiet marks above were
 	// set): from then on the database says something new although nothing
@@ -66,6 +71,9 @@ func (st State) quietAt(event string) string {
 	}
 	switch event {
 	case UserPromptSubmit:
+		if claimsDue(st) {
+			return "" // a claim ran out: news no write announced (claims.go)
+		}
 		return st.PromptQuiet
 	case Stop:
 		return st.StopQuiet

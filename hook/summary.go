@@ -62,6 +62,8 @@ type report struct {
 	// seq all of them have read: that a message a session knew unread is
 	// now read by all is news to it.
 	readers map[string]readers
+	// claims are the claims that ended and concern the party (claims.go).
+	claims []line
 }
 
 // receipt is the line of one of the party's messages a peer has not read.
@@ -125,6 +127,7 @@ func newReport(p store.Pending) report {
 	for _, u := range p.UnreadByPeers {
 		r.unread = append(r.unread, receipt{line: line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)}, readBy: u.ReadBy})
 	}
+	r.claims = claimNews(p.ClaimNews)
 	r.readers = map[string]readers{}
 	for _, c := range p.Channels {
 		var peers []string
@@ -155,6 +158,9 @@ func (r report) keys() []string {
 	}
 	for _, u := range r.unread {
 		out = append(out, u.key)
+	}
+	for _, c := range r.claims {
+		out = append(out, c.key)
 	}
 	return out
 }
@@ -334,7 +340,13 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 			shown = append(shown, u.key) // nobody read it since: no news
 		}
 	}
-	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 {
+	var claims []line
+	for _, c := range r.claims {
+		if told == nil || !told[c.key] {
+			claims = append(claims, c)
+		}
+	}
+	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 && len(claims) == 0 {
 		return "", shown
 	}
 
@@ -342,6 +354,16 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	foot := r.footer()
 	left := budget - cost(head) - cost(foot) - notesReserve
 	tookWaiting := 0
+	// First the claims that ended: few, short, and the holder may be
+	// changing what it no longer holds.
+	tookClaims := 0
+	for ; tookClaims < min(len(claims), claimsShown); tookClaims++ {
+		c := cost(claims[tookClaims].text)
+		if c > left {
+			break
+		}
+		left -= c
+	}
 
 	// Priority: what waits on you (up to half the room), then each
 	// channel's count, then the newest message of every channel, then the
@@ -417,6 +439,16 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 		}
 		if n := len(waiting) - tookWaiting; n > 0 {
 			fmt.Fprintf(&b, "- and %d more (chat_inbox lists them, a page at a time when they do not fit one answer)\n", n)
+		}
+	}
+	if len(claims) > 0 {
+		b.WriteString("Claims that ended:\n")
+		for _, c := range claims[:tookClaims] {
+			b.WriteString(c.text + "\n")
+			shown = append(shown, c.key)
+		}
+		if n := len(claims) - tookClaims; n > 0 {
+			fmt.Fprintf(&b, "- and %d more (chat_claims lists them)\n", n)
 		}
 	}
 	if len(receipts) > 0 {

@@ -132,6 +132,8 @@ func (s *Server) Handler(ctx context.Context) http.Handler {
 	mux.Handle("GET /v1/token", s.tokenOnly(http.HandlerFunc(s.token)))
 	mux.Handle("GET /v1/arrivals", s.authed(http.HandlerFunc(s.arrivals)))
 	mux.Handle("POST /v1/told", s.authed(http.HandlerFunc(s.told)))
+	mux.Handle("GET /v1/claims", s.authed(http.HandlerFunc(s.claims)))
+	mux.Handle("POST /v1/renew", s.authed(http.HandlerFunc(s.renew)))
 	mux.HandleFunc("/", notHere)
 	return s.deadlines(mux)
 }
@@ -270,7 +272,14 @@ func (s *Server) waitHandler(ctx context.Context) http.Handler {
 				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": true})
 				return
 			}
+			// A claim the party sees runs out without a commit: look
+			// again then (view.go).
+			var due <-chan time.Time
+			if d := e.untilClaimsEnd(); d > 0 {
+				due = time.After(d) // collected once unreachable, run or not
+			}
 			select {
+			case <-due:
 			case <-next:
 			case <-timer.C:
 				writeJSON(w, http.StatusOK, map[string]any{"etag": e.tag, "changed": false})

@@ -22,6 +22,30 @@ type seenAt struct {
 	seen  store.Seen
 	tag   string
 	err   error
+	// claimsEnd is when the first claim the party sees runs out: no
+	// commit marks it, yet what the party sees changes then.
+	claimsEnd string
+}
+
+// outrun reports a read whose claims have run out since: it must be read
+// anew, though the store's state is where it was.
+func (e *seenAt) outrun() bool {
+	select {
+	case <-e.ready:
+		return e.claimsEnd != "" && e.claimsEnd <= store.Now()
+	default:
+		return false
+	}
+}
+
+// untilClaimsEnd is how long until the first claim e saw runs out; 0 for
+// none.
+func (e *seenAt) untilClaimsEnd() time.Duration {
+	end, err := time.Parse(time.RFC3339Nano, e.claimsEnd)
+	if e.claimsEnd == "" || err != nil {
+		return 0
+	}
+	return max(time.Until(end), time.Millisecond)
 }
 
 // stateOf names the state of what party sees: on a team store the state
@@ -48,7 +72,7 @@ func (s *Server) seen(ctx context.Context, party string) (*seenAt, error) {
 	state := s.stateOf(party)
 	s.mu.Lock()
 	e, ok := s.views.get(party)
-	if !ok || e.state != state {
+	if !ok || e.state != state || e.outrun() {
 		e = &seenAt{state: state, ready: make(chan struct{})}
 		s.views.put(party, e, 0)
 		s.mu.Unlock()
@@ -75,6 +99,11 @@ func (s *Server) read(party string, e *seenAt) {
 	s.seenReads.Add(1)
 	size := 0
 	e.seen, e.tag, size, e.err = s.readSeen(party)
+	for _, c := range e.seen.Pending.Claims {
+		if e.claimsEnd == "" || c.Until < e.claimsEnd {
+			e.claimsEnd = c.Until
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur, ok := s.views.get(party); !ok || cur != e {

@@ -157,6 +157,21 @@ func TestBadInputEveryTool(t *testing.T) {
 		{tool: "chat_search", args: map[string]any{"query": "x", "limit": 0}, want: []string{"`limit`", "1 to 50"}},
 		{tool: "chat_search", args: map[string]any{"query": "x", "archived": "yes"}, want: []string{"`archived`", "true or false"}},
 		{tool: "chat_search", args: map[string]any{"query": "x", "channel": "solo"}, want: []string{"'solo'", "chat_channel_join"}},
+		// claims
+		{tool: "chat_claim", args: map[string]any{}, want: []string{"`resource`"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "staging"}, want: []string{`"staging"`, "kind:what"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "path:../x"}, want: []string{`"path:../x"`, "names separated by /"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "path:/etc/hosts"}, want: []string{"absolute path", "relative"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "port:99999"}, want: []string{`"port:99999"`, "1 to 65535"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "env:x", "ttl": "soon"}, want: []string{`"soon"`, "30m"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "env:x", "ttl": "1s"}, want: []string{`"1s"`, "10s or more"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "env:x", "exclusive": "yes"}, want: []string{"`exclusive`", "true or false"}},
+		{tool: "chat_claim", args: map[string]any{"resource": "env:x", "item": "nope"}, want: []string{`"nope"`, "chat_inbox"}},
+		{tool: "chat_release", args: map[string]any{"resource": "env:never"}, want: []string{"env:never", "chat_claims"}},
+		{tool: "chat_release", args: map[string]any{}, want: []string{"`resource`"}},
+		{tool: "chat_claims", args: map[string]any{"x": 1}, want: []string{"`x`", "no argument"}},
+		{tool: "chat_reply", args: map[string]any{"item": "chunk-api", "text": "x", "hand_over": "env:never"}, want: []string{"a message of your own", "hand_over"}},
+		{as: "dash", tool: "chat_reply", args: map[string]any{"item": "chunk-api", "text": "x", "hand_over": "env:never"}, want: []string{"env:never", "hand_over"}},
 	}
 
 	db := roDB(t, w.db)
@@ -194,7 +209,8 @@ func TestBadInputEveryTool(t *testing.T) {
 		}
 	}
 	for _, tool := range []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
-		"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait"} {
+		"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait",
+		"chat_claim", "chat_release", "chat_claims"} {
 		if !covered[tool] {
 			t.Errorf("no bad-input case for %s", tool)
 		}

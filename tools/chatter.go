@@ -37,8 +37,9 @@ func autoAcked(yes bool) string {
 }
 
 type replyArgs struct {
-	Item string `json:"item"`
-	Text string `json:"text"`
+	Item     string `json:"item"`
+	Text     string `json:"text"`
+	HandOver string `json:"hand_over"`
 	keyArg
 }
 
@@ -50,6 +51,9 @@ func (a replyArgs) check() error {
 }
 
 func reply(ctx context.Context, s *Service, a replyArgs) (Result, error) {
+	if a.HandOver != "" {
+		return replyHandingOver(ctx, s, a)
+	}
 	res, err := s.DB.Reply(ctx, s.Me, a.Item, a.Text, s.Config.Chat.DefaultChannel)
 	if err != nil {
 		return Result{}, err

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -29,10 +30,18 @@ func TestEachToolIsFoundByTheWordsOfItsName(t *testing.T) {
 		for i, tool := range m.Tools {
 			docs[i] = tokens(tool.Description)
 		}
-		for i, tool := range m.Tools {
+		for _, tool := range m.Tools {
+			// Names one search cannot tell apart (a stemmer makes
+			// "claims" a "claim") are found together, ahead of the rest.
+			var alike []int
+			for j, other := range m.Tools {
+				if strings.Join(tokens(other.Name), " ") == strings.Join(tokens(tool.Name), " ") {
+					alike = append(alike, j)
+				}
+			}
 			for _, query := range []string{strings.TrimPrefix(tool.Name, "chat_"), tool.Name} {
 				ranked := bm25(docs, tokens(query))
-				if len(ranked) == 0 || ranked[0] != i {
+				if len(ranked) < len(alike) || !sameSet(ranked[:len(alike)], alike) {
 					var top []string
 					for _, r := range ranked[:min(3, len(ranked))] {
 						top = append(top, m.Tools[r].Name)
@@ -48,6 +57,14 @@ func TestEachToolIsFoundByTheWordsOfItsName(t *testing.T) {
 			t.Errorf("%s: the description starts %q, not with the words of its name", tool.Name, first)
 		}
 	}
+}
+
+// sameSet reports whether a and b hold the same indexes, in any order.
+func sameSet(a, b []int) bool {
+	x, y := append([]int{}, a...), append([]int{}, b...)
+	sort.Ints(x)
+	sort.Ints(y)
+	return slices.Equal(x, y)
 }
 
 // words splits text into lowercase words of letters and digits:

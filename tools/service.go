@@ -145,6 +145,9 @@ var handlers = map[string]handler{
 	"chat_search":        bind(chatSearch),
 	"chat_inbox":         bind(inbox),
 	"chat_wait":          bind(wait),
+	"chat_claim":         bind(claim),
+	"chat_release":       bind(release),
+	"chat_claims":        bind(claims),
 }
 
 // ErrUnknownTool is a call to a tool module.yaml does not declare.

@@ -43,6 +43,8 @@ type codexTables struct {
 type codexHook struct {
 	event   string
 	command string
+	// matcher names the tools that run it (the edit hook's); "" for all.
+	matcher string
 }
 
 func codexTablesFor(in installation) codexTables {
@@ -60,6 +62,7 @@ func codexTablesFor(in installation) codexTables {
 	for _, ev := range codexHookEvents {
 		t.hooks = append(t.hooks, codexHook{event: ev, command: hookCommand(in, ev)})
 	}
+	t.hooks = append(t.hooks, codexClaimsHook(in)...)
 	return t
 }
 
@@ -110,6 +113,9 @@ func printCodex(w io.Writer, in installation) {
 	for _, h := range t.hooks {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, codexconfig.Header([]string{"hooks", h.event}, true))
+		if h.matcher != "" {
+			fmt.Fprintf(w, "matcher = %s\n", codexconfig.Quote(h.matcher))
+		}
 		fmt.Fprintf(w, "hooks = [%s]\n", h.hooksLine())
 	}
 }

@@ -54,6 +54,7 @@ func TestSetupCodexPrintsTheHooksAndTheFeatureFlag(t *testing.T) {
 		"UserPromptSubmit": hook + " --event UserPromptSubmit",
 		"Stop":             hook + " --event Stop",
 		"SessionEnd":       hook + " --event SessionEnd",
+		"PreToolUse":       hook + " --event PreToolUse",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -243,7 +244,7 @@ func TestDoctorChecksTheCodexHooks(t *testing.T) {
 		t.Fatalf("setup codex --write: exit %d\n%s%s", code, out, errs)
 	}
 	code, out := runDoctor(t, home)
-	if code != exitOK || !strings.Contains(out, "codex hooks: SessionEnd, SessionStart, Stop, UserPromptSubmit in "+file) {
+	if code != exitOK || !strings.Contains(out, "codex hooks: PreToolUse, SessionEnd, SessionStart, Stop, UserPromptSubmit in "+file) {
 		t.Errorf("after setup codex --write: exit %d\n%s", code, out)
 	}
 	data, _ := os.ReadFile(file)

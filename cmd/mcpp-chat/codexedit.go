@@ -96,6 +96,9 @@ func mergeCodex(in installation, data []byte) (*codexEdit, error) {
 	for _, h := range t.hooks {
 		e.mergeHook(h)
 	}
+	if in.noClaims {
+		e.dropHook(claimsEvent)
+	}
 	return e, e.finish(data)
 }
 
@@ -425,7 +428,8 @@ func (e *codexEdit) ownsHookElem(path []string, elem map[string]any) bool {
 		return false
 	}
 	handlers, _ := elem["hooks"].([]any)
-	if len(handlers) != 1 || len(elem) != 1 {
+	_, matcher := elem["matcher"] // the edit hook's (setupclaims.go)
+	if len(handlers) != 1 || len(elem) != 1 && (len(elem) != 2 || !matcher) {
 		return false
 	}
 	handler, _ := handlers[0].(map[string]any)
@@ -460,13 +464,36 @@ func (e *codexEdit) mergeHook(h codexHook) {
 		e.note("a [[hooks.%s]] group runs mcpp-chat's hook on another chat that works — that chat's own; doctor says which", h.event)
 	}
 	if at < 0 {
-		e.f.Append([]string{"hooks", h.event}, true, "", [][2]string{{"hooks", line}})
+		keys := [][2]string{{"hooks", line}}
+		if h.matcher != "" {
+			keys = append([][2]string{{"matcher", codexconfig.Quote(h.matcher)}}, keys...)
+		}
+		e.f.Append([]string{"hooks", h.event}, true, "", keys)
 		e.change(what, "added", h.command)
 		return
 	}
-	if c, _ := e.f.Blocks[at].Set("hooks", line); c {
+	c, _ := e.f.Blocks[at].Set("hooks", line)
+	if h.matcher != "" {
+		m, _ := e.f.Blocks[at].Set("matcher", codexconfig.Quote(h.matcher))
+		c = c || m
+	}
+	if c {
 		e.change(what, "updated", h.command)
 	}
+}
+
+// dropHook takes out our group for event, if there is one: a hook the
+// person chose not to have (--no-claims).
+func (e *codexEdit) dropHook(event string) {
+	var out []codexconfig.Block
+	for _, b := range e.f.Blocks {
+		if ourHookGroup(b) == event && e.ownsGroup(b) {
+			e.change(event+" hook", "removed", "")
+			continue
+		}
+		out = append(out, b)
+	}
+	e.f.Blocks = out
 }
 
 // unmergeCodex takes our tables out of a Codex config: the server table

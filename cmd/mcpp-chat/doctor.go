@@ -117,6 +117,9 @@ func doctor(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stdout, "party:       %s (not seen yet)\n", text.Clean(name))
 	default:
 		fmt.Fprintf(stdout, "party:       %s\n", text.Clean(name))
+		if l, err := db.ClaimsOf(ctx, in.identity()); err == nil {
+			printPartyClaims(stdout, l)
+		}
 	}
 	return code
 }

@@ -99,7 +99,8 @@ func TestDoctorLoadsWhatSetupPrinted(t *testing.T) {
 	file := filepath.Join(home, "hooks.json")
 	writeFile(t, file, printed, 0o600)
 	code, out := runDoctor(t, home, "--settings", file)
-	if code != exitOK || !strings.Contains(out, "hooks:       SessionStart, Stop, Stop (idle wake), UserPromptSubmit in "+file) {
+	if code != exitOK || !strings.Contains(out, "hooks:       PreToolUse, SessionStart, Stop, Stop (idle wake), UserPromptSubmit in "+file) ||
+		!strings.Contains(out, "edit hook:   installed") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }

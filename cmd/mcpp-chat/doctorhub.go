@@ -63,6 +63,10 @@ func doctorHub(ctx context.Context, stdout io.Writer, in install) bool {
 		return false
 	}
 	fmt.Fprintf(stdout, "party:       %s\n", text.Clean(in.party.Name))
+	c.Party = in.party.Name
+	if l, err := c.Claims(look); err == nil {
+		printPartyClaims(stdout, l)
+	}
 	if cache, fresh := hook.ReadHubCache(hook.HubCachePath(in.paths, in.party.Name), time.Now()); fresh {
 		fmt.Fprintf(stdout, "hook cache:  fresh (kept by serve, pid %d, which heard from the hub %s ago)\n", cache.ServePID, time.Since(cache.CheckedAt).Round(time.Second))
 	} else {

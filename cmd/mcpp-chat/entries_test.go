@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func settingsEntries(t *testing.T, file string) []entry {
 	}
 	var out []entry
 	doc := decodeSettings(t, data)
-	for _, ev := range hookEvents {
+	for _, ev := range append(slices.Clone(hookEvents), claimsEvent) {
 		for _, cmd := range doc.commands(ev) {
 			h := parseHookLine(cmd)
 			out = append(out, entry{what: "the Claude Code hook " + cmd, prog: h.prog, vars: h.env})
@@ -108,7 +109,7 @@ func codexEntries(t *testing.T, file string) []entry {
 		h := parseHookLine(cmd)
 		out = append(out, entry{what: "the Codex hook " + cmd, prog: h.prog, vars: h.env})
 	}
-	if len(out) != 1+len(codexHookEvents) {
+	if len(out) != 2+len(codexHookEvents) { // the server, the hooks and the edit hook
 		t.Fatalf("%d entries in %s:\n%s", len(out), file, data)
 	}
 	return out

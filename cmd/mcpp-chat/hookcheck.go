@@ -95,6 +95,7 @@ func checkHooks(w io.Writer, file string, explicit bool, want hookWant) bool {
 			ok = false
 		}
 	}
+	ok = checkEditHook(w, file, perEvent[claimsEvent], want.env) && ok
 	return checkWake(w, wakes, want.env) && ok
 }
 

@@ -98,12 +98,16 @@ func runLog(ctx context.Context, in install, a logArgs, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	claims, err := r.AllClaims(ctx)
+	if err != nil {
+		return err
+	}
 	last := map[string]int64{}
 	for i, name := range chans {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		if last[name], err = writeChannel(ctx, r, name, a, out); err != nil {
+		if last[name], err = writeChannel(ctx, r, name, a, claims, out); err != nil {
 			return err
 		}
 	}
@@ -175,14 +179,19 @@ func logChannels(ctx context.Context, r *store.ReadOnly, in install, a logArgs) 
 	return nil, fmt.Errorf("this folder's party (%s) sits in no channel — name one of %s, or pass --all", in.party.Name, strings.Join(names, ", "))
 }
 
-// writeChannel writes a channel's heading and threads, and returns the
-// seq of its newest row shown.
-func writeChannel(ctx context.Context, r *store.ReadOnly, name string, a logArgs, out io.Writer) (int64, error) {
+// writeChannel writes a channel's heading (with the live claims of the
+// parties seated there) and threads, and returns the seq of its newest
+// row shown.
+func writeChannel(ctx context.Context, r *store.ReadOnly, name string, a logArgs, claims []store.Claim, out io.Writer) (int64, error) {
 	conv, err := r.Conversation(ctx, store.ConversationArgs{Channel: name, Since: a.since, Archived: a.archived})
 	if err != nil {
 		return 0, err
 	}
-	if _, err := io.WriteString(out, transcript.Heading(conv.Channel, a.archived, a.style)); err != nil {
+	head := transcript.Heading(conv.Channel, a.archived, a.style)
+	if !a.archived {
+		head += transcript.Claims(conv.Channel, claims, a.style)
+	}
+	if _, err := io.WriteString(out, head); err != nil {
 		return 0, err
 	}
 	if len(conv.Messages) == 0 {

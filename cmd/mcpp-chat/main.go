@@ -66,7 +66,7 @@ Usage:
                                        show the resolved paths, schema and party, and check
                                        registration, hooks, versions and file modes
   mcpp-chat info [--workspace DIR]     the party, paths, parameters and rules as JSON
-  mcpp-chat setup [claude|codex|mcpp|hooks] [--no-wake] [--write|--remove] [--settings FILE]
+  mcpp-chat setup [claude|codex|mcpp|hooks] [--no-wake] [--no-claims] [--write|--remove] [--settings FILE]
                                        print the snippet that connects each client;
                                        --write merges the hooks into ~/.claude/settings.json
                                        (setup codex --write: Codex's config), --remove takes
@@ -75,6 +75,9 @@ Usage:
                                        for you, not agents: list the parties with their folder
                                        and last activity, move one to a new folder, forget one,
                                        reset a cursor
+  mcpp-chat claims [list|release --force RESOURCE]
+                                       for you, not agents: every live claim on a shared
+                                       thing, and freeing one whoever holds it
   mcpp-chat migrate --to postgres://… [--from sqlite:PATH]
                                        copy this install's database (or PATH) into an empty
                                        team store on PostgreSQL
@@ -125,6 +128,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return setup(rest, getenv, stdout, stderr)
 	case "parties":
 		return parties(ctx, rest, getenv, stdout, stderr)
+	case "claims":
+		return claimsCmd(ctx, rest, getenv, stdout, stderr)
 	case "hook":
 		return hookCmd(ctx, rest, getenv, stdin, stdout, stderr)
 	case "migrate":

@@ -102,7 +102,7 @@ func connect(ctx context.Context, args []string, getenv func(string) string, std
 // while it runs and hears the hub: a poll or a read that fails (the token
 // refused, the hub out of reach) and the end of serve take it away, so
 // that the hook asks the hub itself rather than answer from it.
-func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer) func() {
+func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer, onChange func()) func() {
 	w := c.Watch()
 	path := hook.HubCachePath(in.paths, c.Party)
 	pid := os.Getpid()
@@ -123,6 +123,9 @@ func followHub(in install, c *hub.Client, log *slog.Logger, stderr io.Writer) fu
 		status.fine()
 		if changed && !first && in.paths.Tick != "" {
 			wake.WriteTick(in.paths.Tick, store.Change{Channel: "*", Author: "hub", CommittedAt: store.Now()})
+		}
+		if changed {
+			onChange()
 		}
 		first = false
 		// The poll and the summary name the same state by the same tag:

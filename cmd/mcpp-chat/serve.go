@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/hub"
+	"github.com/mcpp/mcpp-chat/internal/wake"
 	"github.com/mcpp/mcpp-chat/tools"
 )
 
@@ -43,6 +44,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		defer startClock(ctx, svc.DB, in.cfg, svc.Changes, log)()
 	}
 	var member *hub.Client
+	var changes changeFeed = svc.Changes
 	if in.onHub() {
 		// The hook and watchers on this machine learn of the hub's
 		// changes through what serve keeps.
@@ -51,8 +53,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 			fmt.Fprintf(stderr, "mcpp-chat serve: %v\n", err)
 			return exitError
 		}
-		defer followHub(in, c, log, stderr)()
 		member = c
+		moved := &wake.Broadcast{}
+		changes = moved
+		defer followHub(in, c, log, stderr, moved.Notify)()
 	}
 	// Under Codex, serve rings the party's idle sessions (codexwake.go).
 	bellCtx, stopBell := context.WithCancel(ctx)
@@ -60,6 +64,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 	defer func() { stopBell(); bell.stop() }()
 	// What the hook told this party's sessions, recorded as it arrives.
 	defer foldTold(in, svc, member, log)()
+	// While the session lives, so do its party's claims (claims.go).
+	defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, member), changes, log)()
 	stdinEnded := make(chan struct{})
 	svc.StopWaiting = stdinEnded
 	srv := tools.NewMCPServer(svc, version, log)

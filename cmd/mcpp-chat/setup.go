@@ -59,6 +59,9 @@ type installation struct {
 	env    []config.Var
 	envErr error
 	getenv func(string) string
+	// noClaims leaves out the hook that stops an edit of a claimed path
+	// (--no-claims; setupclaims.go).
+	noClaims bool
 }
 
 func findInstallation(getenv func(string) string) (installation, error) {
@@ -170,6 +173,7 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	remove := fs.Bool("remove", false, "remove mcpp-chat's hooks from the settings file (keeps everything else, writes FILE.bak)")
 	wake := fs.Bool("wake", false, "hooks: include the idle wake (the default)")
 	noWake := fs.Bool("no-wake", false, "hooks: leave out the idle wake (with --write, take out one that is there)")
+	noClaims := fs.Bool("no-claims", false, "hooks, codex: leave out the PreToolUse hook that stops an edit of a path another party claimed (with --write, take out one that is there)")
 	file := fs.String("settings", "", "Claude Code settings file for --write (default ~/.claude/settings.json)")
 	if code, done := parse(fs, args, stdout); done {
 		return code
@@ -188,11 +192,15 @@ func setup(args []string, getenv func(string) string, stdout, stderr io.Writer) 
 	if code, ok := checkSetupFlags(target, *write, *remove, *wake, *noWake, stderr); !ok {
 		return code
 	}
+	if code, ok := checkNoClaims(target, *remove, *noClaims, stderr); !ok {
+		return code
+	}
 	in, err := findInstallation(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError
 	}
+	in.noClaims = *noClaims
 	if *remove && target == "codex" {
 		return removeCodex(in, getenv, stdout, stderr)
 	}
@@ -276,7 +284,7 @@ type wakeChoice struct {
 
 func (w wakeChoice) included() bool { return w.wanted && !w.claude.older() }
 
-const setupSynopsis = `setup [claude|codex|mcpp|hooks] [--no-wake] [--write|--remove] [--settings FILE]
+const setupSynopsis = `setup [claude|codex|mcpp|hooks] [--no-wake] [--no-claims] [--write|--remove] [--settings FILE]
 
 Prints, with this install's absolute paths, what connects each client (all of them
 when no target is named). A named target prints only what is valid in its format, so
@@ -285,7 +293,9 @@ When the database is not the one this binary finds on its own (MCPP_CHAT_DB, or
 MCPP_CHAT_HOME or MCPP_CHAT_CONFIG, chose another), every snippet names it.
 The hooks include the idle wake, which wakes a session idle at its prompt when a peer
 needs it (Claude Code's asyncRewake); --no-wake leaves it out, and it is left out, with
-a note, for a Claude Code older than the one mcpp-chat is tested with.
+a note, for a Claude Code older than the one mcpp-chat is tested with. The hooks (and
+Codex's) include a PreToolUse hook that stops an edit of a path another party claimed
+(chat_claim); --no-claims leaves it out.
 --write merges the Claude Code hooks into the settings file: it keeps every other key
 and hook, adds ours once (an entry of ours in any form, for any path or database, is
 updated in place; one per event), and copies the file to FILE.bak first.
@@ -360,7 +370,7 @@ func printHooks(w, notes io.Writer, in installation, wake wakeChoice) {
 	if !fileExists(in.hook) {
 		fmt.Fprintf(notes, "# note: %s is not built yet — run `make build` in %s\n", in.hook, filepath.Dir(filepath.Dir(in.exe)))
 	}
-	hooks := ourHooks(in)
+	hooks := append(ourHooks(in), printedClaimsHook(notes, in)...)
 	if wake.included() {
 		fmt.Fprintln(notes, "# The second Stop entry is the idle wake: it wakes a session idle at its prompt when a peer")
 		fmt.Fprintln(notes, "# needs it (Claude Code's asyncRewake, which Claude Code marks experimental); --no-wake leaves it out.")
@@ -447,7 +457,7 @@ func writeHooks(in installation, wake wakeChoice, file string, getenv func(strin
 		// pointed at this install like the rest.
 		waiter.UpdateOnly = true
 	}
-	changes, backup, err := settings.MergeFile(file, append(ourHooks(in), waiter))
+	changes, backup, err := settings.MergeFile(file, append(ourHooks(in), waiter, claimsHook(in)))
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpp-chat setup: %v\n", err)
 		return exitError

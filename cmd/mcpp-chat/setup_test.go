@@ -317,8 +317,9 @@ func TestSetupWriteKeepsOtherKeysAndHooks(t *testing.T) {
 	if got := doc.commands("Stop"); len(got) != 2 || got[0] != "notify-send done && echo <ok>" || got[1] != ours {
 		t.Errorf("Stop = %q; want the user's hook then ours", got)
 	}
-	if got := doc.commands("PreToolUse"); len(got) != 1 || got[0] != "/usr/local/bin/guard" {
-		t.Errorf("PreToolUse = %q", got)
+	edits := "'" + filepath.Join(dir, "bin", "mcpp-chat-hook") + "' --event PreToolUse"
+	if got := doc.commands("PreToolUse"); len(got) != 2 || got[0] != "/usr/local/bin/guard" || got[1] != edits {
+		t.Errorf("PreToolUse = %q; want the user's guard, then our edit hook", got)
 	}
 	if !strings.Contains(string(data), "&& echo <ok>") {
 		t.Error("the user's command was re-escaped")

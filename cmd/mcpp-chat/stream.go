@@ -57,6 +57,8 @@ func callStream(ctx context.Context, workspace string, getenv func(string) strin
 		// The worker serves an mcpp host as serve serves Claude Code: it
 		// runs the escalation ladder's clock too.
 		defer startClock(ctx, svc.DB, in.cfg, svc.Changes, newLog(stderr))()
+		// The host's worker keeps its party's claims as serve does.
+		defer keepClaims(ctx, claimRenewal(svc.DB, svc.Me, nil), svc.Changes, newLog(stderr))()
 	}
 	stopWaiting := make(chan struct{})
 	svc.StopWaiting = stopWaiting

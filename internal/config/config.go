@@ -49,6 +49,10 @@ type Config struct {
 		Command []string `yaml:"command"`
 		Webhook string   `yaml:"webhook"`
 	} `yaml:"notify"`
+	Claims struct {
+		MaxLifetime string `yaml:"max_lifetime"`
+		Enforce     string `yaml:"enforce"`
+	} `yaml:"claims"`
 }
 
 // Defaults is the configuration when no file says otherwise: the embedded
@@ -75,6 +79,8 @@ func Defaults() Config {
 	c.Escalation.PersonAfter = "1h"
 	c.Notify.Command = []string{}
 	c.Notify.Webhook = ""
+	c.Claims.MaxLifetime = "8h"
+	c.Claims.Enforce = EnforceDeny
 	return c
 }
 
@@ -184,8 +190,44 @@ func (c Config) validate() error {
 		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
 	case c.Storage.MaxConnections < 1 || c.Storage.MaxConnections > MaxConnections:
 		return fmt.Errorf("storage.max_connections is %d — set it from 1 to %d", c.Storage.MaxConnections, MaxConnections)
+	case c.Claims.Enforce != EnforceDeny && c.Claims.Enforce != EnforceAsk && c.Claims.Enforce != EnforceOff:
+		return fmt.Errorf("claims.enforce is %q — set it to %s, %s or %s", c.Claims.Enforce, EnforceDeny, EnforceAsk, EnforceOff)
+	}
+	if _, err := maxLifetime(c.Claims.MaxLifetime); err != nil {
+		return err
 	}
 	return c.validateEscalation()
+}
+
+// What the hook does with an edit of a path another party claimed
+// (claims.enforce): stop it, saying who holds it; ask the person; or
+// nothing.
+const (
+	EnforceDeny = "deny"
+	EnforceAsk  = "ask"
+	EnforceOff  = "off"
+)
+
+// Bounds of claims.max_lifetime: a claim lives at least its shortest
+// time to live, and a forgotten one no longer than a month.
+const (
+	minClaimLifetime = 10 * time.Second
+	maxClaimLifetime = 30 * 24 * time.Hour
+)
+
+// ClaimMaxLifetime is claims.max_lifetime: how long after a claim was made
+// it may still be renewed.
+func (c Config) ClaimMaxLifetime() time.Duration {
+	d, _ := maxLifetime(c.Claims.MaxLifetime) // checked by validate
+	return d
+}
+
+func maxLifetime(raw string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(raw))
+	if err != nil || d < minClaimLifetime || d > maxClaimLifetime {
+		return 0, fmt.Errorf("claims.max_lifetime is %q — set it to a duration from %v to %v, such as 8h", raw, minClaimLifetime, maxClaimLifetime)
+	}
+	return d, nil
 }
 
 // WaitProgress is chat.wait_progress_ms as a duration.

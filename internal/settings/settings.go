@@ -23,6 +23,9 @@ type Hook struct {
 	Event   string
 	Command string
 	Timeout int
+	// Matcher names the tools whose calls run the hook (PreToolUse:
+	// "Edit|Write"); "" runs it for every one. A new group gets it.
+	Matcher string
 	// AsyncRewake runs the hook in the background; its exit 2 wakes an
 	// idle session (Claude Code's "asyncRewake", experimental).
 	AsyncRewake bool
@@ -346,6 +349,9 @@ func newGroup(h Hook) json.RawMessage {
 		entry.set("timeout", encodeValue(h.Timeout))
 	}
 	group := object{}
+	if h.Matcher != "" {
+		group.set("matcher", encodeValue(h.Matcher))
+	}
 	group.set("hooks", encodeArray([]json.RawMessage{entry.encode()}))
 	return group.encode()
 }

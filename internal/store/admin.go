@@ -180,6 +180,13 @@ func (t *tx) mergeParty(a, b party) error {
 			ON CONFLICT (message_id, party_id) DO NOTHING`,
 		`DELETE FROM told WHERE party_id = ?2 OR (party_id = ?1 AND message_id IN (SELECT id FROM messages WHERE author_id = ?1))`,
 		`DELETE FROM idempotency_keys WHERE party_id = ?2`,
+		// Claims are the party's, whichever name it had (claims.go).
+		`UPDATE claims SET holder_id = ?1 WHERE holder_id = ?2`,
+		`UPDATE claims SET owner_id = ?1 WHERE owner_id = ?2`,
+		`UPDATE claims SET ended_by = ?1 WHERE ended_by = ?2`,
+		`UPDATE claim_waiters SET party_id = ?1 WHERE party_id = ?2
+			AND claim_id NOT IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1)`,
+		`DELETE FROM claim_waiters WHERE party_id = ?2`,
 		`UPDATE parties SET about = coalesce(about, (SELECT about FROM parties WHERE id = ?2)),
 			first_seen = min(first_seen, (SELECT first_seen FROM parties WHERE id = ?2)),
 			last_seen = max(last_seen, (SELECT last_seen FROM parties WHERE id = ?2)) WHERE id = ?1`,
@@ -241,6 +248,11 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			return err
 		}
 		for _, q := range []string{
+			// Its claims, and those on its repository, go with it.
+			`DELETE FROM claim_waiters WHERE party_id = ?1
+				OR claim_id IN (SELECT id FROM claims WHERE holder_id = ?1 OR owner_id = ?1)`,
+			`DELETE FROM claims WHERE holder_id = ?1 OR owner_id = ?1`,
+			`UPDATE claims SET ended_by = NULL WHERE ended_by = ?1`,
 			`DELETE FROM item_consumers WHERE party_id = ?1`,
 			`DELETE FROM cursors WHERE party_id = ?1`,
 			`DELETE FROM channel_parties WHERE party_id = ?1`,

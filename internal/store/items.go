@@ -642,6 +642,10 @@ func (d *DB) Resolve(ctx context.Context, me Identity, item, note string, answer
 		if _, _, err := t.post(x.ch, p, post{kind: "event", body: fmt.Sprintf("[%s] resolved by %s (%s)", x.slug, p.name, role)}); err != nil {
 			return err
 		}
+		// The claims that served it end with it (claims.go).
+		if _, err := t.endClaims(endResolved, p.id, `c.item_id = ?2`, x.id); err != nil {
+			return err
+		}
 		if err := t.note(x, p, note); err != nil {
 			return err
 		}

@@ -136,6 +136,7 @@ type ReplyResult struct {
 	Re        string `json:"re"`
 	AutoAcked bool   `json:"auto_acked"`
 	channelID int64
+	to        int64 // the author of what it answers
 }
 
 // Reply answers an item or a message.
@@ -176,7 +177,7 @@ func (t *tx) reply(p party, addr, text, ref, defaultChannel string) (ReplyResult
 	if err := t.followOwnPost(target.ch, p, seq); err != nil {
 		return ReplyResult{}, err
 	}
-	out := ReplyResult{Channel: target.ch.name, Seq: seq, Re: target.re(), channelID: target.ch.id}
+	out := ReplyResult{Channel: target.ch.name, Seq: seq, Re: target.re(), channelID: target.ch.id, to: target.authorID}
 	if target.kind == "ask" && target.status != "done" {
 		res, err := t.exec(`UPDATE item_consumers SET acked_at = ? WHERE message_id = ? AND party_id = ? AND acked_at IS NULL`, t.now, target.id, p.id)
 		if err != nil {

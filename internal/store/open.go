@@ -131,6 +131,11 @@ func Fingerprint(path string) (fp string, ok bool) { return sqlite.Fingerprint(p
 // WAL-index (see sqlite.CommitMark).
 func CommitMark(path string) (mark string, ok bool) { return sqlite.CommitMark(path) }
 
+// PathClaimsUntil reads, beside the database file at path, until when a
+// claim on a path may be live (sqlite.PathClaimsUntil): "" when none was
+// ever made; ok is false when it cannot tell.
+func PathClaimsUntil(path string) (until string, ok bool) { return sqlite.PathClaimsUntil(path) }
+
 // SchemaVersion is the newest schema this binary knows.
 func SchemaVersion() int { return engine.SchemaVersion() }
 

@@ -92,6 +92,10 @@ func (t *tx) me(id Identity, writing bool) (party, error) {
 			return party{}, err
 		}
 		p.lastSeen = t.now
+		// A party at work keeps what it claimed (claims.go).
+		if err := t.renewClaims(p); err != nil {
+			return party{}, err
+		}
 	}
 	return p, nil
 }

@@ -104,7 +104,7 @@ func postgresColumns(t *testing.T, db *sql.DB) []string {
 }
 
 var chatTables = []string{"parties", "channels", "channel_parties", "messages", "item_consumers", "cursors", "schema_version",
-	"told", "idempotency_keys"}
+	"told", "idempotency_keys", "claims", "claim_waiters"}
 
 func sqliteIndexes(t *testing.T, db *sql.DB) string {
 	return names(t, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%' ORDER BY name`)

@@ -83,6 +83,10 @@ type Pending struct {
 	// UnreadByPeers are the party's recent messages a seated peer has not
 	// read yet, as chat_inbox lists them.
 	UnreadByPeers []Receipt
+	// Claims are the live claims the party sees, ClaimNews those that
+	// ended and concern it (claims.go).
+	Claims    []Claim    `json:",omitempty"`
+	ClaimNews []ClaimEnd `json:",omitempty"`
 }
 
 // Unread sums the channels' unread counts; over says a channel had more
@@ -153,8 +157,10 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
 		return out, err
 	}
-	out.UnreadByPeers, err = t.unreadByPeers(p)
-	return out, err
+	if out.UnreadByPeers, err = t.unreadByPeers(p); err != nil {
+		return out, err
+	}
+	return out, t.pendingClaims(p, id.Team, &out)
 }
 
 // Seen is what a party can see, read at one moment: what waits on it,

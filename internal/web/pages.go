@@ -29,6 +29,8 @@ type page struct {
 	DB       string
 	Channels []store.ChannelView
 	Parties  []party
+	// Claims are the live claims, whoever holds them (store/claims.go).
+	Claims   []store.Claim
 	Current  string // the channel shown, if any
 	Archived bool
 	Conv     *conversation
@@ -171,6 +173,9 @@ func (s *Server) frame(ctx context.Context) (page, error) {
 	p := page{DB: s.dbPath}
 	var err error
 	if p.Channels, err = s.db.Channels(ctx); err != nil {
+		return p, err
+	}
+	if p.Claims, err = s.db.AllClaims(ctx); err != nil {
 		return p, err
 	}
 	parties, err := s.db.Parties(ctx)

@@ -122,7 +122,7 @@ func openaiTurn(req *openaiRequest, body []byte) *Turn {
 	}
 	lastModel := -1 // the model's last item: a message of its own or a call
 	for i, it := range items {
-		if it.Role == "assistant" || it.Type == "function_call" || it.Type == "tool_search_call" {
+		if it.Role == "assistant" || it.Type == "function_call" || it.Type == "custom_tool_call" || it.Type == "tool_search_call" {
 			lastModel = i
 		}
 	}
@@ -134,12 +134,12 @@ func openaiTurn(req *openaiRequest, body []byte) *Turn {
 			for _, text := range openaiTexts(it.Content) {
 				t.add(Part{Role: it.Role, Text: text}, isNew, nil)
 			}
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			names[it.CallID] = it.Name
 			if it.Namespace != "" {
 				names[it.CallID] = it.Namespace + "." + it.Name
 			}
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			texts := openaiTexts(it.Output)
 			r := Result{Name: names[it.CallID], Contents: texts, Text: strings.Join(texts, "\n")}
 			t.add(Part{Role: "tool", Tool: r.Name, Text: r.Text}, isNew, &r)
@@ -243,6 +243,12 @@ func openaiCall(sse *sse, index int, id string, c Call) map[string]any {
 		json.Unmarshal([]byte(args), &parsed)
 		item := map[string]any{"type": "tool_search_call", "id": "ts_" + id, "call_id": "call_" + id,
 			"execution": "client", "status": "completed", "arguments": parsed}
+		sse.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": index, "item": item})
+		sse.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": index, "item": item})
+		return item
+	}
+	if input, ok := c.Args.(Freeform); ok && c.Server == "" {
+		item := map[string]any{"type": "custom_tool_call", "id": "ctc_" + id, "call_id": "call_" + id, "name": c.Tool, "input": string(input), "status": "completed"}
 		sse.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": index, "item": item})
 		sse.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": index, "item": item})
 		return item

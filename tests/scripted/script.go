@@ -50,6 +50,11 @@ func MCP(server, tool string, args any) Call { return Call{Server: server, Tool:
 // Builtin is a call of one of the CLI's own tools.
 func Builtin(tool string, args any) Call { return Call{Tool: tool, Args: args} }
 
+// Freeform is the input of a call of a freeform tool of Codex's (a
+// "custom" tool, such as apply_patch): text the model writes as it is,
+// not JSON arguments.
+type Freeform string
+
 // Do is a step that makes these calls.
 func Do(calls ...Call) Step {
 	return func(*Turn) Reply { return Reply{Calls: calls} }

@@ -107,6 +107,9 @@ type Space uint8
 const (
 	ChannelName Space = iota + 1
 	NewParty
+	// Claims is a kind of claim (the name is the kind): a claim is
+	// granted only after every other claim of its kind is seen.
+	Claims
 )
 
 // Change describes the newest row a committed call touched: what the tick
@@ -215,6 +218,16 @@ type Ranked struct {
 type Hit struct {
 	ID      int64
 	Snippet string
+}
+
+// PathClaimMarks is a transaction that keeps, beside its store, until
+// when a claim on a path may be live, for the hook to let an edit pass
+// without opening the store while none can be (a database file's
+// <db>.claims). The protocol marks it before the commit that makes such a
+// claim live or longer, so that a reader never finds it lower than a
+// committed claim's expiry.
+type PathClaimMarks interface {
+	MarkPathClaims(until string) error
 }
 
 // Backups is an engine that keeps copies of its database.

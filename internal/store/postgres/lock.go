@@ -44,6 +44,7 @@ const (
 	lockChannel     int32 = 0x6d63_0001 // second key: the channel's id
 	lockChannelName int32 = 0x6d63_0002 // second key: a hash of the name
 	lockPartyNew    int32 = 0x6d63_0003 // second key: a hash of the name asked for
+	lockClaims      int32 = 0x6d63_0004 // second key: a hash of the claims' kind
 )
 
 // teamTx is one team-store transaction's locks and clocks.
@@ -208,7 +209,7 @@ func (t *tx) LockName(space engine.Space, name string) (fresh bool, err error) {
 }
 
 // nameSpaces are the advisory lock namespaces of LockName's spaces.
-var nameSpaces = map[engine.Space]int32{engine.ChannelName: lockChannelName, engine.NewParty: lockPartyNew}
+var nameSpaces = map[engine.Space]int32{engine.ChannelName: lockChannelName, engine.NewParty: lockPartyNew, engine.Claims: lockClaims}
 
 // advisoryLock waits for a transaction-scoped advisory lock (within the
 // transaction's lock_timeout). Taking it writes nothing.

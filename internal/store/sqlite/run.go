@@ -155,7 +155,7 @@ func (e *Engine) once(ctx context.Context, immediate bool, deadline time.Time, f
 	if err != nil {
 		return nil, err
 	}
-	t := &tx{Tx: sqlTx, ctx: ctx, stmts: e.stmts}
+	t := &tx{Tx: sqlTx, ctx: ctx, stmts: e.stmts, claimsMark: e.path + ClaimsMarkSuffix}
 	changed, err := fn(t)
 	if err != nil {
 		sqlTx.Rollback()
@@ -226,6 +226,8 @@ type tx struct {
 	ctx   context.Context
 	stmts *stmtCache // nil: prepare every query afresh
 	wrote bool       // an exec ran: the commit writes
+	// claimsMark is the file MarkPathClaims writes; "" in a read.
+	claimsMark string
 }
 
 func (t *tx) Exec(query string, args ...any) (sql.Result, error) {

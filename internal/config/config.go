@@ -39,6 +39,12 @@ type Config struct {
 		BusyTimeoutMS    int    `yaml:"busy_timeout_ms"`
 		MaxConnections   int    `yaml:"max_connections"`
 	} `yaml:"storage"`
+	Attention struct {
+		MaxBroadcast int `yaml:"max_broadcast"`
+		DefaultAbove int `yaml:"default_above"`
+		MaxHops      int `yaml:"max_hops"`
+		WakesPer10m  int `yaml:"wakes_per_10m"`
+	} `yaml:"attention"`
 }
 
 // Defaults is the configuration when no file says otherwise: the embedded
@@ -61,6 +67,10 @@ func Defaults() Config {
 	c.Storage.BackupRetainDays = 7
 	c.Storage.BusyTimeoutMS = 5000
 	c.Storage.MaxConnections = 8
+	c.Attention.MaxBroadcast = 8
+	c.Attention.DefaultAbove = 3
+	c.Attention.MaxHops = 6
+	c.Attention.WakesPer10m = 6
 	return c
 }
 
@@ -170,6 +180,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("storage.busy_timeout_ms is %d — set it to 1 or more", c.Storage.BusyTimeoutMS)
 	case c.Storage.MaxConnections < 1 || c.Storage.MaxConnections > MaxConnections:
 		return fmt.Errorf("storage.max_connections is %d — set it from 1 to %d", c.Storage.MaxConnections, MaxConnections)
+	case c.Attention.MaxBroadcast < 1:
+		return fmt.Errorf("attention.max_broadcast is %d — set it to 1 or more", c.Attention.MaxBroadcast)
+	case c.Attention.DefaultAbove < 0:
+		return fmt.Errorf("attention.default_above is %d — set it to 0 or more (0: mentions in every channel)", c.Attention.DefaultAbove)
+	case c.Attention.MaxHops < 1:
+		return fmt.Errorf("attention.max_hops is %d — set it to 1 or more", c.Attention.MaxHops)
+	case c.Attention.WakesPer10m < 1:
+		return fmt.Errorf("attention.wakes_per_10m is %d — set it to 1 or more", c.Attention.WakesPer10m)
 	}
 	return nil
 }

@@ -321,7 +321,10 @@ type AskArgs struct {
 	Title, Body, Channel, Slug, Ref string
 	Consumers                       []string
 	Announce                        bool
-	DefaultChannel                  string
+	// To are parties seated in the channel the item is addressed to,
+	// besides its @names (mentions.go); its consumers are its own.
+	To             []string
+	DefaultChannel string
 }
 
 // AskResult is chat_ask's result.
@@ -333,6 +336,7 @@ type AskResult struct {
 	Title           string   `json:"title"`
 	Consumers       []string `json:"consumers"`
 	AwaitingAckFrom []string `json:"awaiting_ack_from"`
+	Addressing
 }
 
 // Ask raises an item. Its consumers are the named parties (seated in the
@@ -361,11 +365,11 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 			status = "done"
 		}
 		title := strings.TrimSpace(a.Title)
-		id, seq, err := t.post(c, p, post{kind: "ask", body: strings.TrimSpace(a.Body), slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status})
+		id, seq, err := t.post(c, p, post{kind: "ask", body: strings.TrimSpace(a.Body), slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status, to: a.To})
 		if err != nil {
 			return err
 		}
-		out = AskResult{Channel: c.name, Seq: seq, Slug: slug, Status: status, Title: title, Consumers: []string{}, AwaitingAckFrom: []string{}}
+		out = AskResult{Channel: c.name, Seq: seq, Slug: slug, Status: status, Title: title, Consumers: []string{}, AwaitingAckFrom: []string{}, Addressing: t.attended.answer()}
 		for _, q := range consumers {
 			var acked any
 			if q.id == p.id {

@@ -34,7 +34,10 @@ type Message struct {
 	// own messages, the person's view); nil leaves both keys out.
 	ReadBy   []string `json:"read_by,omitzero"`
 	UnreadBy []string `json:"unread_by,omitzero"`
-	id       int64
+	// To are the parties the message is addressed to (mentions.go), by
+	// name: those its to named, its @names and an @here's seated parties.
+	To []string `json:"to,omitempty"`
+	id int64
 }
 
 // Consumer is one party an item waits on.
@@ -83,6 +86,9 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := t.loadTo(out); err != nil {
 		return nil, err
 	}
 	if len(asks) == 0 {

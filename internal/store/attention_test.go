@@ -81,7 +81,7 @@ func TestMentionsAddressThePost(t *testing.T) {
 
 func TestMentionsInText(t *testing.T) {
 	for text, want := range map[string][]string{
-		"@node-dash please":          {"node-dash"},
+		"@node-dash please":           {"node-dash"},
 		"(@Node-Dash), and @fw-core.": {"node-dash", "fw-core"},
 		"mail a@node-dash.io":         nil,
 		"@node-dash.io":               {"node-dash.io"},

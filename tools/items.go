@@ -15,6 +15,7 @@ type askArgs struct {
 	Ref       string   `json:"ref"`
 	Consumers []string `json:"consumers"`
 	Announce  bool     `json:"announce"`
+	To        []string `json:"to"`
 }
 
 func (a askArgs) check() error {
@@ -27,7 +28,7 @@ func (a askArgs) check() error {
 func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	res, err := s.DB.Ask(ctx, s.Me, store.AskArgs{
 		Title: a.Title, Body: a.Body, Channel: a.Channel, Slug: a.Slug, Ref: a.Ref,
-		Consumers: a.Consumers, Announce: a.Announce, DefaultChannel: s.Config.Chat.DefaultChannel,
+		Consumers: a.Consumers, Announce: a.Announce, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel,
 	})
 	if err != nil {
 		return Result{}, err
@@ -38,7 +39,7 @@ func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	} else {
 		display += fmt.Sprintf("Awaiting ack from %s. Do not answer it for them.", names(res.AwaitingAckFrom))
 	}
-	return Result{Display: display, Value: res}, nil
+	return Result{Display: display + addressing(res.Addressing), Value: res}, nil
 }
 
 // itemArg is the item that ack, resolve and prune_ok act on.

@@ -16,7 +16,7 @@ import (
 )
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
-	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait"}
+	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_read", "chat_search", "chat_inbox", "chat_wait", "chat_attention"}
 
 func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	m, err := LoadManifest()
@@ -46,7 +46,7 @@ func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	want := append([]string{}, wantTools...)
 	sort.Strings(want)
 	if strings.Join(names, ",") != strings.Join(want, ",") {
-		t.Fatalf("tools = %v, want the 15 chat tools", names)
+		t.Fatalf("tools = %v, want the 16 chat tools", names)
 	}
 }
 
@@ -66,11 +66,11 @@ func TestManifestContract(t *testing.T) {
 	boundary := map[string]string{"chat_ask": "do not answer for them", "chat_resolve": "Only the raiser confirms satisfaction", "chat_prune_ok": "only your own prune-ok"}
 	args := map[string][]string{
 		"chat_whoami": {"about", "skip"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all", "skip"},
-		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
-		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce"}, "chat_reply": {"item", "text"},
+		"chat_channel_join": {"name", "attention"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref", "to"},
+		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce", "to"}, "chat_reply": {"item", "text", "to"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
-		"chat_search": {"query", "channel", "archived", "limit", "skip"},
+		"chat_search": {"query", "channel", "archived", "limit", "skip"}, "chat_attention": {"channel", "mode"},
 	}
 	for _, tool := range m.Tools {
 		if tool.Description == "" || tool.InputSchema.Type != "object" {

@@ -170,7 +170,7 @@ func (t *tx) threadParties(parent int64) ([]int64, error) {
 func notSeated(raw, channel string, seated []string) error {
 	name := strings.TrimSpace(raw)
 	if guess := closest(strings.ToLower(strings.TrimPrefix(name, "@")), seated); guess != "" {
-		return userErrorf("%q does not sit in '%s' — did you mean %s? Address only parties seated there", name, channel, guess)
+		return userErrorf("%q does not sit in '%s' — did you mean %s?", name, channel, guess)
 	}
 	const listed = 12
 	list := quoteList(seated[:min(len(seated), listed)])

@@ -16,6 +16,8 @@ type Payload struct {
 	HookEventName  string `json:"hook_event_name"`
 	Source         string `json:"source"`
 	StopHookActive bool   `json:"stop_hook_active"`
+	// Prompt is UserPromptSubmit's: a person's words, or a wake's notice.
+	Prompt string `json:"prompt"`
 }
 
 // maxPayload bounds what the hook reads: a UserPromptSubmit payload carries

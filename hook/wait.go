@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/turns"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -47,7 +48,7 @@ func runWaiter(ctx context.Context, o Options) int {
 	c := claimWaiter(dir, pl.SessionID, party.Root)
 	defer c.release()
 	var w Changes
-	open := o.opener(paths)
+	open := o.attentive(o.opener(paths))
 	pending := func(ctx context.Context) (store.Pending, error) { return readPending(ctx, open, party.Root) }
 	mark := func() string { m, _ := store.CommitMark(paths.DB); return m } // "": it cannot tell
 	written := func() time.Time {
@@ -81,31 +82,35 @@ func runWaiter(ctx context.Context, o Options) int {
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline()}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline(),
+		limit: o.wakesPer10m()}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
 	for {
 		changed := w.Next() // before the look: a change during it is not missed
 		if reason, ok := look.check(ctx); ok {
+			o.woke(ctx, dir, pl.SessionID, party.Root, turns.Wake, look.decision)
 			fmt.Fprintln(o.Stderr, reason)
 			return ExitWake
 		}
 		if o.looked != nil {
 			o.looked()
 		}
-		if !waitForChange(ctx, changed, recheck.C, func() bool { return c.lost() || session.gone() }) {
+		if !waitForChange(ctx, changed, recheck.C, look.retry(), func() bool { return c.lost() || session.gone() }) {
 			return ExitOK
 		}
 	}
 }
 
-// waitForChange waits until changed closes (true), or ctx ends or ended
-// says so, at a change or a recheck (false).
-func waitForChange(ctx context.Context, changed <-chan struct{}, recheck <-chan time.Time, ended func() bool) bool {
+// waitForChange waits until changed closes or again fires (true), or ctx
+// ends or ended says so, at a change or a recheck (false).
+func waitForChange(ctx context.Context, changed <-chan struct{}, recheck, again <-chan time.Time, ended func() bool) bool {
 	for {
 		select {
 		case <-changed:
+			return !ended()
+		case <-again:
 			return !ended()
 		case <-ctx.Done():
 			return false
@@ -178,6 +183,19 @@ type watcherLook struct {
 	// that read began.
 	lastMark string
 	lastRead time.Time
+	// limit is attention.wakes_per_10m; decision is what the last look
+	// decided (Decide).
+	limit    int
+	decision Decision
+}
+
+// retry fires when a wake held back by the per-sender limit may wake
+// the session; nil when none is held.
+func (l *watcherLook) retry() <-chan time.Time {
+	if l.decision.Retry.IsZero() {
+		return nil
+	}
+	return time.After(time.Until(l.decision.Retry) + 10*time.Millisecond)
 }
 
 // markTrust is how long an unchanged commit mark spares a look: after a
@@ -203,7 +221,8 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	if l.mark != nil {
 		mark = l.mark()
 	}
-	if l.looked && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
+	due := !l.decision.Retry.IsZero() && !time.Now().Before(l.decision.Retry)
+	if l.looked && !due && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
 		return "", false // no commit became visible since the last look
 	}
 	look, cancel := context.WithTimeout(ctx, l.deadline)
@@ -214,10 +233,13 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	var ans Answer
+	wakes, now := ReadWakeLog(l.dir, l.root), time.Now()
 	recorded := l.session != "" && l.dir != ""
 	if recorded {
 		err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
-			ans = wakeAnswer(p, st.seen())
+			seen := st.seen()
+			seen.Wakes, seen.Limit, seen.Now = wakes, l.limit, now
+			ans = wakeAnswer(p, seen)
 			st.Told, st.Blocked = ans.Told, ans.Blocked
 			st.WakeQuiet = ""
 			// Claude Code runs UserPromptSubmit for the wake before it
@@ -231,10 +253,14 @@ func (l *watcherLook) check(ctx context.Context) (string, bool) {
 	if !recorded || err != nil {
 		ans = Answer{}
 		if l.looked {
-			ans = wakeAnswer(p, Seen{Blocked: l.blocked})
+			ans = wakeAnswer(p, Seen{Blocked: l.blocked, Wakes: wakes, Limit: l.limit, Now: now})
 		}
 	}
-	l.looked, l.blocked = true, blockingKeys(p)
+	l.decision = ans.Decision
+	if l.blocked = ans.Blocked; !l.looked {
+		l.blocked = blockingKeys(p) // what waited at the start does not count
+	}
+	l.looked = true
 	l.lastMark, l.lastRead = mark, began
 	return ans.Text, ans.Text != ""
 }

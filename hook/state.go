@@ -198,7 +198,7 @@ func SweepState(dir string) {
 		return
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "session-") && !strings.HasPrefix(e.Name(), "wait-") {
+		if !strings.HasPrefix(e.Name(), "session-") && !strings.HasPrefix(e.Name(), "wait-") && !attentionFile(e.Name()) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {

@@ -90,3 +90,9 @@ func (o Options) attentive(open func(context.Context) (*store.ReadOnly, error)) 
 		return r, err
 	}
 }
+
+// attentionFile reports the state folder's files of attention: a party's
+// wake log and the turn records, swept with the session records.
+func attentionFile(name string) bool {
+	return strings.HasPrefix(name, "wakes-") || strings.HasPrefix(name, "turn-")
+}

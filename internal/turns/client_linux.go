@@ -35,6 +35,13 @@ func ClientOf(pid int) (Client, bool) {
 	return Client{}, false
 }
 
+// Lookup names the process pid as a client; ok is false when it cannot
+// be read.
+func Lookup(pid int) (Client, bool) {
+	p, ok := look(pid)
+	return Client{PID: pid, Start: p.start}, ok
+}
+
 type proc struct {
 	comm  string
 	ppid  int

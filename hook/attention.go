@@ -53,25 +53,35 @@ func mentionsHead(c channelBlock, count string, shown int) string {
 	return h
 }
 
-// countsOnly reports channels that have nothing new to say but their
-// count lines.
-func countsOnly(chans []channelBlock) bool {
+// quietLines reports news that is only count lines and receipts of
+// channels in mentions mode: no peer's words, nothing waiting on the
+// party. Such a note needs no summary around it.
+func (r report) quietLines(chans []channelBlock, receipts []line) bool {
 	for _, c := range chans {
 		if c.countKey == "" || len(c.msgs) > 0 {
 			return false
 		}
 	}
-	return len(chans) > 0
+	for _, u := range receipts {
+		if !r.mentions[strings.TrimPrefix(strings.Fields(u.text)[1], "#")] {
+			return false
+		}
+	}
+	return len(chans)+len(receipts) > 0
 }
 
-// countLines is a note that holds count lines alone, one per channel:
+// countLines is a note of count lines and receipts alone, a line each:
 // what a party in mentions mode is told of a channel's talk that is not
-// for it, at the cost of one line.
-func countLines(chans []channelBlock, shown []string) (string, []string) {
+// for it, and of who of those it addressed read its words.
+func countLines(chans []channelBlock, receipts []line, shown []string) (string, []string) {
 	var b strings.Builder
 	for _, c := range chans {
 		fmt.Fprintf(&b, "mcpp-chat: %s (chat_read shows them)\n", channelHead(c, 0))
 		shown = append(shown, c.countKey)
+	}
+	for _, u := range receipts[:min(len(receipts), receiptsShown)] {
+		fmt.Fprintf(&b, "mcpp-chat: your %s\n", strings.TrimPrefix(u.text, "- "))
+		shown = append(shown, u.key)
 	}
 	return b.String(), shown
 }

@@ -299,3 +299,23 @@ func writeConfig(t *testing.T, f *fixture, yaml string) {
 		t.Fatal(err)
 	}
 }
+
+// In mentions mode a note that holds only count lines and receipts of
+// one's own addressed messages is those lines alone.
+func TestMentionsModeReceiptIsOneLine(t *testing.T) {
+	f := newFixture(t)
+	others := f.team(t)
+	ctx := context.Background()
+	f.say(t, ctx, f.dash, "all-hands", "@repo-1 can you take the release?")
+	mustContain(t, f.run(t, SessionStart, "s1"), "not yet read by repo-1")
+	if _, err := f.db.Read(ctx, others[0], store.ReadArgs{Channel: "all-hands", Limit: 50}); err != nil {
+		t.Fatal(err)
+	}
+	f.say(t, ctx, others[1], "all-hands", "status from repo-2")
+	got := decodeContext(t, f.run(t, UserPromptSubmit, "s1")).HookSpecificOutput.AdditionalContext
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != 2 || lines[0] != "mcpp-chat: #all-hands: 1 new, none for you (chat_read shows them)" ||
+		!strings.HasPrefix(lines[1], "mcpp-chat: your #all-hands #1 say, ") || !strings.HasSuffix(lines[1], " — seen by repo-1") {
+		t.Errorf("the note: %q", got)
+	}
+}

@@ -66,6 +66,9 @@ type report struct {
 	// seq all of them have read: that a message a session knew unread is
 	// now read by all is news to it.
 	readers map[string]readers
+	// mentions are the channels where the party's attention is mentions:
+	// there, that every peer has read a message is no news.
+	mentions map[string]bool
 }
 
 // receipt is the line of one of the party's messages a peer has not read.
@@ -127,7 +130,9 @@ func newReport(p store.Pending) report {
 		r.unread = append(r.unread, receipt{line: line{key: receiptKey(u.Channel, u.Seq) + strings.Join(u.UnreadBy, ","), text: receiptLine(u)}, readBy: u.ReadBy})
 	}
 	r.readers = map[string]readers{}
+	r.mentions = map[string]bool{}
 	for _, c := range p.Channels {
+		r.mentions[c.Channel] = c.Attention == store.AttentionMentions
 		var peers []string
 		for _, name := range c.Parties {
 			if name != p.Party {
@@ -251,7 +256,7 @@ func (r report) readByAll(told set) []line {
 		seq, err := strconv.ParseInt(parts[2], 10, 64)
 		c, seated := r.readers[parts[1]]
 		key := receiptKey(parts[1], seq)
-		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] {
+		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] || r.mentions[parts[1]] {
 			continue
 		}
 		found = append(found, message{parts[1], seq})
@@ -323,8 +328,8 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 {
 		return "", shown
 	}
-	if told != nil && len(waiting) == 0 && len(receipts) == 0 && countsOnly(chans) {
-		return countLines(chans, shown)
+	if told != nil && len(waiting) == 0 && r.quietLines(chans, receipts) {
+		return countLines(chans, receipts, shown)
 	}
 
 	head := r.header(told != nil)

@@ -15,8 +15,10 @@ CREATE TABLE IF NOT EXISTS mentions (
     via        TEXT NOT NULL CHECK (via IN ('to','at','here','thread')),
     PRIMARY KEY (message_id, party_id)
 );
--- parties move --merge and parties forget find a party's rows by it.
-CREATE INDEX IF NOT EXISTS idx_mentions_party ON mentions(party_id);
+-- What is addressed to a party since its cursor: a range of this index
+-- from the message at the cursor on (a channel's ids grow with its seqs),
+-- however long the history; parties move --merge and forget use it too.
+CREATE INDEX IF NOT EXISTS idx_mentions_party ON mentions(party_id, message_id);
 -- A party's attention in a channel, when it chose one: 'all' (told every
 -- message in full, woken by any) or 'mentions'. Without a row the channel's
 -- size decides (attention.default_above).

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -175,84 +178,91 @@ type Waker struct {
 	Hop   int    `json:",omitempty"`
 }
 
-// recentTalk is the channel's newest unread talk from peers, at most
-// UnreadCountCap rows read from the newest end, so that what follows costs
-// the same however much is unread: ?1 channel, ?2 party, ?3 cursor, ?4 the
-// cap.
-const recentTalk = `SELECT m.id, m.seq, m.author_id FROM messages m
-	WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.seq > ?3 AND m.author_id <> ?2 AND m.kind <> 'event'
-	ORDER BY m.seq DESC LIMIT ?4`
-
-// forParty keeps, in mentions mode (?5 = 1), the rows addressed to the
-// party; wakes keeps the rows fewer than ?6 hops into their chain.
-const (
-	forParty = `(?5 = 0 OR EXISTS (SELECT 1 FROM mentions mn WHERE mn.message_id = r.id AND mn.party_id = ?2))`
-	wakes    = `NOT EXISTS (SELECT 1 FROM chains k WHERE k.message_id = r.id AND k.hop >= ?6)`
-)
+// wakerWindow is how many of a channel's newest unread posts from peers
+// decide, in all mode, who may wake the party: a sender whose newest post
+// lies further back was there at earlier looks already.
+const wakerWindow = 50
 
 // talkPending reads what of a channel's unread talk concerns the party
 // at its attention: who may wake it (NewestTalk, Wakers), what is
 // addressed to it (ForYou, and in mentions mode the Newest it quotes), and
-// the newest post that no longer wakes anyone (Halted).
+// the newest post that wakes no one for its chain (Halted). Its reads are
+// bounded whatever the history: the newest wakerWindow unread posts in all
+// mode, the party's mentions since its cursor in mentions mode.
 func (t *tx) talkPending(c channel, partyID, cursor int64, cp *ChannelPending, n int) error {
-	mentions := 0
-	if cp.Attention == AttentionMentions {
-		mentions = 1
-	}
-	args := []any{c.id, partyID, cursor, UnreadCountCap, mentions, t.att.maxHops()}
-	rows, err := t.query(`SELECT a.name, w.seq, coalesce(k.chain, ''), coalesce(k.hop, 0) FROM (
-			SELECT r.author_id, max(r.seq) AS seq FROM (`+recentTalk+`) AS r
-			WHERE `+forParty+` AND `+wakes+` GROUP BY r.author_id) AS w
-		JOIN parties a ON a.id = w.author_id
-		JOIN messages m ON m.channel_id = ?1 AND m.seq = w.seq
-		LEFT JOIN chains k ON k.message_id = m.id
-		ORDER BY w.seq`, args...)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var w Waker
-		if err := rows.Scan(&w.From, &w.Seq, &w.Chain, &w.Hop); err != nil {
-			rows.Close()
+	if cp.Attention != AttentionMentions {
+		if err := t.talkRows(cp, `SELECT r.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0) FROM (
+				SELECT m.id, m.seq, m.author_id FROM messages m
+				WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.seq > ?3 AND m.author_id <> ?2 AND m.kind <> 'event'
+				ORDER BY m.seq DESC LIMIT ?4) AS r
+			JOIN parties a ON a.id = r.author_id LEFT JOIN chains k ON k.message_id = r.id
+			ORDER BY r.seq DESC`, c.id, partyID, cursor, wakerWindow); err != nil {
 			return err
 		}
-		cp.Wakers = append(cp.Wakers, w)
-		cp.NewestTalk = max(cp.NewestTalk, w.Seq)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var halted Waker
-	err = t.row(`SELECT r.seq, a.name, k.chain, k.hop FROM (`+recentTalk+`) AS r
-		JOIN chains k ON k.message_id = r.id AND k.hop >= ?6 JOIN parties a ON a.id = r.author_id
-		WHERE `+forParty+` ORDER BY r.seq DESC LIMIT 1`, args...).Scan(&halted.Seq, &halted.From, &halted.Chain, &halted.Hop)
-	switch {
-	case err == nil:
-		cp.Halted = &halted
-	case !errors.Is(err, sql.ErrNoRows):
-		return err
-	}
-	if mentions == 0 {
 		return t.newestUnread(c, partyID, cursor, cp, n)
 	}
-	if err := t.row(`SELECT count(*) FROM (`+recentTalk+`) AS r WHERE `+forParty, args[:5]...).Scan(&cp.ForYou); err != nil {
+	// The party's mentions are a range of (party_id, message_id) from the
+	// message at its cursor on.
+	var from int64
+	if err := t.row(`SELECT coalesce((SELECT id FROM messages WHERE channel_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1), 0)`, c.id, cursor).Scan(&from); err != nil {
 		return err
 	}
-	if cp.ForYou == 0 || n <= 0 {
-		return nil
-	}
-	list, err := t.loadMessages(`WHERE m.id IN (SELECT r.id FROM (SELECT m2.id FROM messages m2
-			WHERE m2.channel_id = ? AND m2.is_archived = 0 AND m2.seq > ? AND m2.author_id <> ? AND m2.kind <> 'event'
-			ORDER BY m2.seq DESC LIMIT ?) AS r
-		WHERE EXISTS (SELECT 1 FROM mentions mn WHERE mn.message_id = r.id AND mn.party_id = ?))
-		ORDER BY m.seq DESC LIMIT ?`, c.id, cursor, partyID, UnreadCountCap, partyID, n)
+	seqs, err := t.talkRowsSeqs(cp, `SELECT m.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0)
+		FROM mentions mn JOIN messages m ON m.id = mn.message_id
+		JOIN parties a ON a.id = m.author_id LEFT JOIN chains k ON k.message_id = m.id
+		WHERE mn.party_id = ?2 AND mn.message_id > ?5 AND m.channel_id = ?1 AND m.seq > ?3 AND m.is_archived = 0 AND m.author_id <> ?2
+		ORDER BY mn.message_id DESC LIMIT ?4`, c.id, partyID, cursor, UnreadCountCap, from)
 	if err != nil {
 		return err
 	}
-	reverse(list)
-	cp.Newest = list
-	return nil
+	cp.ForYou = len(seqs)
+	if len(seqs) == 0 || n <= 0 {
+		return nil
+	}
+	list, _ := json.Marshal(seqs[:min(n, len(seqs))])
+	newest, err := t.loadMessages(`WHERE m.channel_id = ? AND m.seq IN (SELECT value FROM json_each(?)) ORDER BY m.seq`, c.id, string(list))
+	cp.Newest = newest
+	return err
+}
+
+// talkRows reads unread posts from peers, newest first, as seq, author,
+// chain and hop: per author the newest that may wake the party is a
+// Waker, and the newest that may not, for its chain, is Halted.
+func (t *tx) talkRows(cp *ChannelPending, query string, args ...any) error {
+	_, err := t.talkRowsSeqs(cp, query, args...)
+	return err
+}
+
+// talkRowsSeqs is talkRows that also returns the seqs it read.
+func (t *tx) talkRowsSeqs(cp *ChannelPending, query string, args ...any) ([]int64, error) {
+	rows, err := t.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var seqs []int64
+	seen := map[string]bool{}
+	maxHops := t.att.maxHops()
+	for rows.Next() {
+		var w Waker
+		if err := rows.Scan(&w.Seq, &w.From, &w.Chain, &w.Hop); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, w.Seq)
+		switch {
+		case w.Hop >= maxHops:
+			if cp.Halted == nil {
+				h := w
+				cp.Halted = &h
+			}
+		case !seen[w.From]:
+			seen[w.From] = true
+			cp.Wakers = append(cp.Wakers, w)
+			cp.NewestTalk = max(cp.NewestTalk, w.Seq)
+		}
+	}
+	slices.SortFunc(cp.Wakers, func(a, b Waker) int { return cmp.Compare(a.Seq, b.Seq) })
+	return seqs, rows.Err()
 }
 
 // newestUnread loads the newest n unread rows, oldest first.
@@ -268,4 +278,70 @@ func (t *tx) newestUnread(c channel, partyID, cursor int64, cp *ChannelPending, 
 	reverse(list)
 	cp.Newest = list
 	return nil
+}
+
+// attendReceipts keeps, of the receipts in a channel where the party's
+// attention is mentions, those of its messages addressed to someone, and
+// of them only what the parties addressed did: in a channel of many, who
+// of everyone has read a status line is noise, while whether the party
+// it was for has read it is news.
+func (t *tx) attendReceipts(p party, out *Pending) error {
+	mentions := map[string]bool{}
+	for _, c := range out.Channels {
+		mentions[c.Channel] = c.Attention == AttentionMentions
+	}
+	to := map[string]map[int64][]string{}
+	kept := out.UnreadByPeers[:0]
+	for _, u := range out.UnreadByPeers {
+		if !mentions[u.Channel] {
+			kept = append(kept, u)
+			continue
+		}
+		if _, ok := to[u.Channel]; !ok {
+			var err error
+			if to[u.Channel], err = t.addressedIn(u.Channel, p.id); err != nil {
+				return err
+			}
+		}
+		names := to[u.Channel][u.Seq]
+		if len(names) == 0 {
+			continue
+		}
+		u.To = names
+		u.ReadBy = slices.DeleteFunc(u.ReadBy, func(n string) bool { return !slices.Contains(names, n) })
+		u.UnreadBy = slices.DeleteFunc(u.UnreadBy, func(n string) bool { return !slices.Contains(names, n) })
+		kept = append(kept, u)
+	}
+	out.UnreadByPeers = kept
+	return nil
+}
+
+// addressedIn maps the party's recent messages in channel (the newest
+// ReceiptRows rows) to the parties they name.
+func (t *tx) addressedIn(name string, partyID int64) (map[int64][]string, error) {
+	c, err := t.lookupChannel(name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := t.query(`SELECT m.seq, p.name FROM messages m
+		JOIN mentions mn ON mn.message_id = m.id JOIN parties p ON p.id = mn.party_id
+		WHERE m.channel_id = ?1 AND m.author_id = ?2 AND mn.via <> 'thread'
+		  AND m.seq > (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = ?1) - ?3`, c.id, partyID, ReceiptRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64][]string{}
+	for rows.Next() {
+		var seq int64
+		var who string
+		if err := rows.Scan(&seq, &who); err != nil {
+			return nil, err
+		}
+		out[seq] = append(out[seq], who)
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out, rows.Err()
 }

@@ -329,3 +329,31 @@ func TestMergeAndForgetCarryMentions(t *testing.T) {
 		}
 	})
 }
+
+// In mentions mode the hook's receipts are of the party's messages that
+// addressed someone, and say only what those parties did; chat_inbox's
+// are unchanged.
+func TestMentionsModeReceiptsAreAboutTheAddressed(t *testing.T) {
+	bothEngines(t, func(t *testing.T) {
+		db := openTest(t)
+		ids := team(t, db, 5)
+		ctx := context.Background()
+		must(t)(db.Say(ctx, gw, SayArgs{Channel: "all-hands", Text: "status"}))
+		asked := must2[SayResult](t)(db.Say(ctx, gw, SayArgs{Channel: "all-hands", Text: "@node-dash and @fw-core, please"}))
+		must(t)(db.Read(ctx, fw, ReadArgs{Channel: "all-hands", Limit: 50}))
+		must(t)(db.Read(ctx, ids[3], ReadArgs{Channel: "all-hands", Limit: 50}))
+		p := pending(t, openRO(t, db.Path()), gw, 3)
+		if len(p.UnreadByPeers) != 1 {
+			t.Fatalf("receipts = %+v", p.UnreadByPeers)
+		}
+		u := p.UnreadByPeers[0]
+		if u.Seq != asked.Seq || !reflect.DeepEqual(u.To, []string{"fw-core", "node-dash"}) ||
+			!reflect.DeepEqual(u.ReadBy, []string{"fw-core"}) || !reflect.DeepEqual(u.UnreadBy, []string{"node-dash"}) {
+			t.Errorf("the receipt = %+v", u)
+		}
+		in := must2[Inbox](t)(db.Inbox(ctx, gw))
+		if len(in.UnreadByPeers) != 2 || in.UnreadByPeers[1].To != nil {
+			t.Errorf("chat_inbox's receipts changed: %+v", in.UnreadByPeers)
+		}
+	})
+}

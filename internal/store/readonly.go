@@ -170,8 +170,10 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
 		return out, err
 	}
-	out.UnreadByPeers, err = t.unreadByPeers(p)
-	return out, err
+	if out.UnreadByPeers, err = t.unreadByPeers(p); err != nil {
+		return out, err
+	}
+	return out, t.attendReceipts(p, &out)
 }
 
 // Seen is what a party can see, read at one moment: what waits on it,

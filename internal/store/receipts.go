@@ -34,6 +34,10 @@ type Receipt struct {
 	Since    string   `json:"since"`
 	ReadBy   []string `json:"read_by"`
 	UnreadBy []string `json:"unread_by"`
+	// To are the parties the message is addressed to, in the hook's
+	// view of a channel where the party's attention is mentions
+	// (attendReceipts); left out elsewhere.
+	To []string `json:"to,omitempty"`
 }
 
 // seatCursor is a party seated in a channel and how far it has read there.

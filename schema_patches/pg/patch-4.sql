@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS mentions (
     via        TEXT NOT NULL CHECK (via IN ('to','at','here','thread')),
     PRIMARY KEY (message_id, party_id)
 );
-CREATE INDEX IF NOT EXISTS idx_mentions_party ON mentions(party_id);
+CREATE INDEX IF NOT EXISTS idx_mentions_party ON mentions(party_id, message_id);
 CREATE TABLE IF NOT EXISTS attention (
     channel_id BIGINT NOT NULL REFERENCES channels(id),
     party_id   BIGINT NOT NULL REFERENCES parties(id),

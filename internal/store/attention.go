@@ -183,6 +183,25 @@ type Waker struct {
 // lies further back was there at earlier looks already.
 const wakerWindow = 50
 
+// The unread posts from peers that concern a party, newest first: ?1
+// channel, ?2 party, ?3 its cursor, ?4 how many at most; ?5, for
+// mentionedTalk, the id of the message at the cursor.
+const (
+	// recentTalk is the newest of them (all mode).
+	recentTalk = `SELECT r.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0) FROM (
+			SELECT m.id, m.seq, m.author_id FROM messages m
+			WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.seq > ?3 AND m.author_id <> ?2 AND m.kind <> 'event'
+			ORDER BY m.seq DESC LIMIT ?4) AS r
+		JOIN parties a ON a.id = r.author_id LEFT JOIN chains k ON k.message_id = r.id
+		ORDER BY r.seq DESC`
+	// mentionedTalk is those addressed to the party (mentions mode).
+	mentionedTalk = `SELECT m.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0)
+		FROM mentions mn JOIN messages m ON m.id = mn.message_id
+		JOIN parties a ON a.id = m.author_id LEFT JOIN chains k ON k.message_id = m.id
+		WHERE mn.party_id = ?2 AND mn.message_id > ?5 AND m.channel_id = ?1 AND m.seq > ?3 AND m.is_archived = 0 AND m.author_id <> ?2
+		ORDER BY mn.message_id DESC LIMIT ?4`
+)
+
 // talkPending reads what of a channel's unread talk concerns the party
 // at its attention: who may wake it (NewestTalk, Wakers), what is
 // addressed to it (ForYou, and in mentions mode the Newest it quotes), and
@@ -191,12 +210,7 @@ const wakerWindow = 50
 // mode, the party's mentions since its cursor in mentions mode.
 func (t *tx) talkPending(c channel, partyID, cursor int64, cp *ChannelPending, n int) error {
 	if cp.Attention != AttentionMentions {
-		if err := t.talkRows(cp, `SELECT r.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0) FROM (
-				SELECT m.id, m.seq, m.author_id FROM messages m
-				WHERE m.channel_id = ?1 AND m.is_archived = 0 AND m.seq > ?3 AND m.author_id <> ?2 AND m.kind <> 'event'
-				ORDER BY m.seq DESC LIMIT ?4) AS r
-			JOIN parties a ON a.id = r.author_id LEFT JOIN chains k ON k.message_id = r.id
-			ORDER BY r.seq DESC`, c.id, partyID, cursor, wakerWindow); err != nil {
+		if err := t.talkRows(cp, recentTalk, c.id, partyID, cursor, wakerWindow); err != nil {
 			return err
 		}
 		return t.newestUnread(c, partyID, cursor, cp, n)
@@ -207,11 +221,7 @@ func (t *tx) talkPending(c channel, partyID, cursor int64, cp *ChannelPending, n
 	if err := t.row(`SELECT coalesce((SELECT id FROM messages WHERE channel_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1), 0)`, c.id, cursor).Scan(&from); err != nil {
 		return err
 	}
-	seqs, err := t.talkRowsSeqs(cp, `SELECT m.seq, a.name, coalesce(k.chain, ''), coalesce(k.hop, 0)
-		FROM mentions mn JOIN messages m ON m.id = mn.message_id
-		JOIN parties a ON a.id = m.author_id LEFT JOIN chains k ON k.message_id = m.id
-		WHERE mn.party_id = ?2 AND mn.message_id > ?5 AND m.channel_id = ?1 AND m.seq > ?3 AND m.is_archived = 0 AND m.author_id <> ?2
-		ORDER BY mn.message_id DESC LIMIT ?4`, c.id, partyID, cursor, UnreadCountCap, from)
+	seqs, err := t.talkRowsSeqs(cp, mentionedTalk, c.id, partyID, cursor, UnreadCountCap, from)
 	if err != nil {
 		return err
 	}

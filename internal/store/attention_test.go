@@ -357,3 +357,19 @@ func TestMentionsModeReceiptsAreAboutTheAddressed(t *testing.T) {
 		}
 	})
 }
+
+// The hook's reads of attention reach the history through indexes, so
+// that they cost the same however long it is: the newest unread posts
+// from the channel's end, the party's mentions as a range of theirs.
+func TestAttentionReadsUseAnIndex(t *testing.T) {
+	db := openTest(t)
+	for _, c := range []struct{ query, index string }{
+		{recentTalk, "idx_messages_live"},
+		{mentionedTalk, "idx_mentions_party (party_id=? AND message_id>?)"},
+	} {
+		plan := explain(t, db, c.query)
+		if fullScan.MatchString(plan) || !strings.Contains(plan, c.index) {
+			t.Errorf("does not reach the history through %s:\n%s\nplan:\n%s", c.index, c.query, plan)
+		}
+	}
+}

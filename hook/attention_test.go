@@ -91,7 +91,7 @@ func TestMentionsModeIsOneCountLineUntilAddressed(t *testing.T) {
 	f.forget(t, "s1")
 	block := decodeBlock(t, f.run(t, Stop, "s1"))
 	mustContain(t, block.Reason, `- mesh-gw #4 said to you: "@node-dash can you look at the API?"`)
-	mustContain(t, block.SystemMessage, "mesh-gw is waiting on node-dash")
+	mustContain(t, block.SystemMessage, `mesh-gw is waiting on node-dash: 1 unread message in #all-hands, newest "@node-dash can you look at the API?"`)
 	// SessionStart gives the whole picture: the count and what is for you.
 	mustContain(t, decodeContext(t, f.run(t, SessionStart, "s2")).HookSpecificOutput.AdditionalContext, "#all-hands: 4 new, 1 for you:")
 }

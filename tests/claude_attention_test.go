@@ -18,16 +18,16 @@ import (
 // stopRelay in a post ends a session's relay: it reads, and says nothing.
 const stopRelay = "STOP-RELAY"
 
-// relay answers every turn of a session after its first: a prompt a
+// relay answers every turn of session self after its first: a prompt a
 // person typed, or a wake, is answered with a post naming next; the post's
-// result ends the turn; a wake for a post holding stopRelay ends it at
-// once.
-func relay(next string) scripted.Step {
+// result ends the turn; a wake whose newest post (the headline quotes it)
+// holds stopRelay ends it at once.
+func relay(self, next string) scripted.Step {
 	return func(turn *scripted.Turn) scripted.Reply {
 		switch {
 		case turn.Last().IsMCP("chat", "chat_say"):
 			return scripted.Reply{Text: "passed it on", Again: true}
-		case turn.NewContains(stopRelay):
+		case turn.NewContains(`newest "@` + self + " " + stopRelay):
 			return scripted.Reply{Text: "the relay is over", Again: true}
 		}
 		return scripted.Reply{Calls: []scripted.Call{scripted.MCP("chat", "chat_say",
@@ -96,7 +96,7 @@ func TestClaudeInteractiveMentionsAndHops(t *testing.T) {
 	models := map[string]*scripted.Server{}
 	terms := map[string]*terminal{}
 	for _, s := range []struct{ name, dir, next string }{{"mesh-gw", gw, "node-dash"}, {"node-dash", dash, "fw-core"}, {"fw-core", fw, "mesh-gw"}} {
-		models[s.name] = startModel(t, scripted.End("waiting for peers"), relay(s.next))
+		models[s.name] = startModel(t, scripted.End("waiting for peers"), relay(s.name, s.next))
 		terms[s.name] = c.interactiveAgain(t, s.dir, models[s.name])
 		terms[s.name].prompt(t, models[s.name], "prompt-1: wait for peers")
 	}

@@ -63,7 +63,7 @@ func (r report) quietLines(chans []channelBlock, receipts []line) bool {
 		}
 	}
 	for _, u := range receipts {
-		if !r.mentions[strings.TrimPrefix(strings.Fields(u.text)[1], "#")] {
+		if parts := strings.Split(u.key, "/"); len(parts) < 3 || !r.mentions[parts[1]] { // r/<channel>/<seq>/…
 			return false
 		}
 	}

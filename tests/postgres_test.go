@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
+	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 // teamWorld is an install whose store is a fresh PostgreSQL database
@@ -58,7 +59,7 @@ func TestTeamStoreAcrossProcesses(t *testing.T) {
 
 	before := dbStrings(t, db, `SELECT count(*) FROM messages`)
 	out, err := w.command(gw, "doctor")
-	if err != nil || !strings.Contains(out, "reachable:   yes") || !strings.Contains(out, "schema:      version 3") || !strings.Contains(out, "a team store on PostgreSQL") {
+	if err != nil || !strings.Contains(out, "reachable:   yes") || !strings.Contains(out, fmt.Sprintf("schema:      version %d", store.SchemaVersion())) || !strings.Contains(out, "a team store on PostgreSQL") {
 		t.Errorf("doctor on a team store (%v):\n%s", err, out)
 	}
 	if strings.Contains(out, "@") && strings.Contains(out, "password") {

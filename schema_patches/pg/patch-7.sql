@@ -1,4 +1,4 @@
--- Version 4 on PostgreSQL: ../patch-4.sql with PostgreSQL's ids (64-bit, as
+-- Version 7 on PostgreSQL: ../patch-7.sql with PostgreSQL's ids (64-bit, as
 -- pg/schema.sql has them). The comments there say what each table is for.
 CREATE TABLE IF NOT EXISTS mentions (
     message_id BIGINT NOT NULL REFERENCES messages(id),

@@ -1,4 +1,4 @@
--- Version 4: attention (docs/protocol.md, Attention). Tables of their own
+-- Version 7: attention (docs/protocol.md, Attention). Tables of their own
 -- beside the Python edition's, which stay as they are (it ignores tables it
 -- does not know).
 --

@@ -42,7 +42,7 @@ func TestHookOutputGolden(t *testing.T) {
 	var out strings.Builder
 	step := func(session, event, note string, p store.Pending) string {
 		t.Helper()
-		printed := tell(context.Background(), dir, session, p.Workspace, event, "fp-"+note, p).Text
+		printed := tell(context.Background(), dir, session, p.Workspace, event, "fp-"+note, p, 0).Text
 		out.WriteString("### " + event + " (session " + session + "): " + note + "\n")
 		out.WriteString(readable(t, printed) + "\n")
 		return printed

@@ -131,8 +131,12 @@ func unreadIn(chans []store.ChannelPending) string {
 	total, over := 0, false
 	var where []string
 	for _, c := range chans {
-		total += c.Unread
-		over = over || c.Over
+		if c.Attention == store.AttentionMentions {
+			total += c.ForYou // the rest is not for the party: its count line says so
+		} else {
+			total += c.Unread
+			over = over || c.Over
+		}
 		where = append(where, "#"+clean(c.Channel, 40))
 	}
 	if total == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/codexwake"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/turns"
 )
 
 // Options is one run of the hook binary.
@@ -67,6 +68,9 @@ type Options struct {
 	// codexClient finds the Codex process the hook runs under; nil:
 	// codexwake.FindClient. A test sets it.
 	codexClient func() (codexwake.Client, bool)
+	// client finds the client process the hook runs under (turns.go);
+	// nil: turns.ClientOf. A test sets it.
+	client func() (turns.Client, bool)
 }
 
 // resolved is config.Resolve's answer, kept for the run.
@@ -198,16 +202,19 @@ func answer(ctx context.Context, o Options) reply {
 	if event == SessionEnd {
 		return reply{} // Codex lets the thread go: nobody reads an answer
 	}
+	if event == UserPromptSubmit {
+		o.notePrompt(pl, party.Root)
+	}
 	if config.IsHub(paths.Store) {
 		return journalled(paths, party, event, o.answerFromHub(ctx, pl, event, paths, party))
 	}
 	dir := StateDir(o.Env)
 	if !tellsSession(event) {
-		p, err := readPending(ctx, o.opener(paths), party.Root)
+		p, err := o.readPending(ctx, paths, party.Root)
 		if err != nil {
 			return reply{}
 		}
-		return reply{text: answerWith(ctx, dir, pl, event, party, "", p).Text}
+		return reply{text: o.answerWith(ctx, dir, pl, event, party, "", p).Text}
 	}
 	// Taken before the read, so that a write landing during it moves the
 	// fingerprint and the next run reads again. A team store has no file
@@ -219,11 +226,11 @@ func answer(ctx context.Context, o Options) reply {
 			return reply{} // nothing was written since this event last had nothing new to say
 		}
 	}
-	p, err := readPending(ctx, o.opener(paths), party.Root)
+	p, err := o.readPending(ctx, paths, party.Root)
 	if err != nil {
 		return reply{}
 	}
-	return journalled(paths, party, event, answerWith(ctx, dir, pl, event, party, fp, p))
+	return journalled(paths, party, event, o.answerWith(ctx, dir, pl, event, party, fp, p))
 }
 
 // answerFromHub answers on a member machine: from the cache the running
@@ -251,7 +258,7 @@ func (o Options) answerFromHub(ctx context.Context, pl Payload, event string, pa
 		}
 	}
 	p.Workspace = party.Root // the hub knows the party, not its folder on this machine
-	return answerWith(ctx, dir, pl, event, party, fp, p)
+	return o.answerWith(ctx, dir, pl, event, party, fp, p)
 }
 
 // cachedFor is party's fresh cache on a member machine: as Command read
@@ -297,27 +304,37 @@ func quiet(dir string, pl Payload, root, event, fp, db string) bool {
 
 // answerWith is what p, read at the state fp, tells event; the events a
 // session's record keeps are told once.
-func answerWith(ctx context.Context, dir string, pl Payload, event string, party config.Party, fp string, p store.Pending) Answer {
+func (o Options) answerWith(ctx context.Context, dir string, pl Payload, event string, party config.Party, fp string, p store.Pending) Answer {
 	if !tellsSession(event) {
 		return Respond(event, p, Seen{})
 	}
 	if event == SessionStart && dir != "" {
 		SweepState(dir)
 	}
-	return tell(ctx, dir, pl.SessionID, party.Root, event, fp, p)
+	ans := tell(ctx, dir, pl.SessionID, party.Root, event, fp, p, o.wakesPer10m())
+	if event == Stop && ans.Text != "" {
+		o.woke(ctx, dir, pl.SessionID, party.Root, turns.Stop, ans.Decision)
+	}
+	return ans
 }
 
 // tell answers event from what is pending, p, read at fingerprint fp, and
 // saves what the answer told in the session's record, under its lock.
 // Without a session id or a folder for records there is no record to
 // consult or keep, and the session is told everything.
-func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pending) Answer {
+func tell(ctx context.Context, dir, session, root, event, fp string, p store.Pending, limit int) Answer {
 	if session == "" || dir == "" {
 		return Respond(event, p, Seen{})
 	}
+	var wakes WakeLog
+	if event == Stop {
+		wakes = ReadWakeLog(dir, root)
+	}
 	var ans Answer
 	err := UpdateState(ctx, dir, session, root, func(st *State) {
-		ans = Respond(event, p, st.seen())
+		seen := st.seen()
+		seen.Wakes, seen.Limit, seen.Now = wakes, limit, time.Now()
+		ans = Respond(event, p, seen)
 		remember(st, event, fp, ans)
 		if event != Stop {
 			st.ClaimsUntil = nextClaimEnd(p)
@@ -387,4 +404,9 @@ func readPending(ctx context.Context, open func(context.Context) (*store.ReadOnl
 	}
 	defer r.Close()
 	return r.Pending(ctx, root, NewestShown)
+}
+
+// readPending reads the install's store at its rules of attention.
+func (o Options) readPending(ctx context.Context, paths config.Paths, root string) (store.Pending, error) {
+	return readPending(ctx, o.attentive(o.opener(paths)), root)
 }

@@ -21,6 +21,8 @@ type Payload struct {
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
 	TurnID    string          `json:"turn_id"`
+	// Prompt is UserPromptSubmit's: a person's words, or a wake's notice.
+	Prompt string `json:"prompt"`
 }
 
 // maxPayload bounds what the hook reads: a UserPromptSubmit payload carries

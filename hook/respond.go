@@ -37,6 +37,12 @@ func CanonicalEvent(name string) string {
 type Seen struct {
 	Told, Blocked []string
 	Recorded      bool
+	// Wakes is who woke the party lately, Limit how often one sender may
+	// in WakeWindow (0: no limit) and Now the time: a Stop block and a
+	// wake obey them (Decide).
+	Wakes WakeLog
+	Limit int
+	Now   time.Time
 }
 
 // Answer is the hook's answer to one event: what it prints, and what the
@@ -55,6 +61,10 @@ type Answer struct {
 	// Due is when an item waiting on the session's ack becomes overdue
 	// (nextDue): the answer holds until then at the same state.
 	Due time.Time
+	// Decision is what a Stop block or a wake decided (Decide): who
+	// wakes the party, the chain of the turn it begins, and when a key
+	// held back may wake it.
+	Decision Decision
 }
 
 // Respond is what the hook answers to event, given what is pending for
@@ -124,14 +134,21 @@ func news(event string, r report, seen Seen) Answer {
 // keys of the summary lines it quotes: the model reads them, so the next
 // prompt need not repeat them.
 func block(p store.Pending, seen Seen, report func(fresh []string) (text string, shown []string)) Answer {
-	keys := blockingKeys(p)
-	ans := Answer{Told: seen.Told, Blocked: keys}
-	fresh := missing(keys, newSet(seen.Blocked))
-	if len(fresh) == 0 {
+	now := seen.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	d := Decide(p, seen.Blocked, seen.Wakes, seen.Limit, now)
+	// What is held back stays unreported, so that it wakes the party
+	// once its sender may again; a wake for anything else reports it
+	// too (the report holds the whole summary): gathered into that wake.
+	ans := Answer{Told: seen.Told, Blocked: missing(d.Keys, newSet(d.Held)), Decision: d}
+	if len(d.Fresh) == 0 {
 		return ans
 	}
-	text, shown := report(fresh)
+	text, shown := report(d.Fresh)
 	ans.Text, ans.Shown = text, shown
+	ans.Blocked = d.Keys
 	ans.Told = slices.Concat(seen.Told, missing(shown, newSet(seen.Told)))
 	return ans
 }

@@ -223,7 +223,7 @@ func SweepState(dir string) {
 		return
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "session-") && !strings.HasPrefix(e.Name(), "wait-") && !strings.HasPrefix(e.Name(), "codex-") {
+		if !strings.HasPrefix(e.Name(), "session-") && !strings.HasPrefix(e.Name(), "wait-") && !strings.HasPrefix(e.Name(), "codex-") && !attentionFile(e.Name()) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {

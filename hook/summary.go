@@ -46,6 +46,10 @@ type channelBlock struct {
 	unread int
 	over   bool
 	msgs   []line // oldest first
+	// countKey is set in mentions mode (attention.go): the channel's
+	// head, a count line, is news once per read position.
+	countKey string
+	forYou   int
 }
 
 // report is what a summary can say about a party, before choosing what fits.
@@ -64,6 +68,9 @@ type report struct {
 	readers map[string]readers
 	// claims are the claims that ended and concern the party (claims.go).
 	claims []line
+	// mentions are the channels where the party's attention is mentions:
+	// there, that every peer has read a message is no news.
+	mentions map[string]bool
 }
 
 // receipt is the line of one of the party's messages a peer has not read.
@@ -113,8 +120,9 @@ func newReport(p store.Pending) report {
 			}
 		}
 		for _, m := range c.Newest {
-			b.msgs = append(b.msgs, line{key: fmt.Sprintf("m/%s/%d", c.Channel, m.Seq), text: messageLine(m)})
+			b.msgs = append(b.msgs, line{key: fmt.Sprintf("m/%s/%d", c.Channel, m.Seq), text: messageLine(m, p.Party)})
 		}
+		attend(&b, c)
 		r.channels = append(r.channels, b)
 	}
 	for _, w := range overdueFirst(p.WaitingOnMe) {
@@ -129,7 +137,9 @@ func newReport(p store.Pending) report {
 	}
 	r.claims = claimNews(p.ClaimNews)
 	r.readers = map[string]readers{}
+	r.mentions = map[string]bool{}
 	for _, c := range p.Channels {
+		r.mentions[c.Channel] = c.Attention == store.AttentionMentions
 		var peers []string
 		for _, name := range c.Parties {
 			if name != p.Party {
@@ -149,6 +159,9 @@ func receiptKey(channel string, seq int64) string { return fmt.Sprintf("r/%s/%d/
 func (r report) keys() []string {
 	var out []string
 	for _, c := range r.channels {
+		if c.countKey != "" {
+			out = append(out, c.countKey)
+		}
 		for _, m := range c.msgs {
 			out = append(out, m.key)
 		}
@@ -170,19 +183,21 @@ func clean(s string, width int) string { return text.OneLine(s, width) }
 // quote marks peer text as data: one line, cleaned, in Go quotes.
 func quote(s string, width int) string { return strconv.Quote(clean(s, width)) }
 
-// messageLine is one unread message: author, seq, kind and its words.
-func messageLine(m store.Message) string {
+// messageLine is one unread message: author, seq, kind, whom it is
+// addressed to (party, the reader, is "you") and its words.
+func messageLine(m store.Message, party string) string {
 	from := clean(m.From, 80)
 	body := quote(m.Body, bodyWidth)
+	to := toWords(m.To, party)
 	switch m.Kind {
 	case "ask":
-		return fmt.Sprintf("- %s #%d asked [%s] %s: %s", from, m.Seq, clean(m.Slug, 60), quote(m.Title, titleWidth), body)
+		return fmt.Sprintf("- %s #%d asked%s [%s] %s: %s", from, m.Seq, to, clean(m.Slug, 60), quote(m.Title, titleWidth), body)
 	case "reply":
-		return fmt.Sprintf("- %s #%d replied (re %s): %s", from, m.Seq, clean(m.Re, 60), body)
+		return fmt.Sprintf("- %s #%d replied (re %s)%s: %s", from, m.Seq, clean(m.Re, 60), to, body)
 	case "event":
 		return fmt.Sprintf("- #%d event: %s", m.Seq, body)
 	}
-	return fmt.Sprintf("- %s #%d said: %s", from, m.Seq, body)
+	return fmt.Sprintf("- %s #%d said%s: %s", from, m.Seq, to, body)
 }
 
 // needKey names a need in a line's key: an item that moves to a new need
@@ -271,7 +286,7 @@ func (r report) readByAll(told set) []line {
 		seq, err := strconv.ParseInt(parts[2], 10, 64)
 		c, seated := r.readers[parts[1]]
 		key := receiptKey(parts[1], seq)
-		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] {
+		if err != nil || !seated || len(c.peers) == 0 || c.all < seq || current[key] || told[key] || r.mentions[parts[1]] {
 			continue
 		}
 		found = append(found, message{parts[1], seq})
@@ -325,7 +340,7 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 				fresh.msgs = append(fresh.msgs, m)
 			}
 		}
-		if told == nil || len(fresh.msgs) > 0 {
+		if told == nil || len(fresh.msgs) > 0 || c.countKey != "" && !told[c.countKey] {
 			chans = append(chans, fresh)
 		}
 	}
@@ -348,6 +363,9 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 	}
 	if len(waiting) == 0 && len(chans) == 0 && len(receipts) == 0 && len(claims) == 0 {
 		return "", shown
+	}
+	if told != nil && len(waiting) == 0 && r.quietLines(chans, receipts) {
+		return countLines(chans, receipts, shown)
 	}
 
 	head := r.header(told != nil)
@@ -423,6 +441,9 @@ func (r report) render(told set, budget int) (out string, shown []string) {
 			continue
 		}
 		b.WriteString(channelHead(c, taken[i]) + "\n")
+		if c.countKey != "" {
+			shown = append(shown, c.countKey)
+		}
 		for _, m := range c.msgs[len(c.msgs)-taken[i]:] {
 			b.WriteString(m.text + "\n")
 			shown = append(shown, m.key)
@@ -495,6 +516,9 @@ func channelHead(c channelBlock, shown int) string {
 	count := strconv.Itoa(c.unread)
 	if c.over {
 		count = "over " + count
+	}
+	if c.countKey != "" {
+		return mentionsHead(c, count, shown)
 	}
 	with := ""
 	if len(c.peers) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/turns"
 	"github.com/mcpp/mcpp-chat/internal/wake"
 )
 
@@ -47,7 +48,7 @@ func runWaiter(ctx context.Context, o Options) int {
 	c := claimWaiter(dir, pl.SessionID, party.Root)
 	defer c.release()
 	var w Changes
-	open := o.opener(paths)
+	open := o.attentive(o.opener(paths))
 	pending := func(ctx context.Context) (store.Pending, error) { return readPending(ctx, open, party.Root) }
 	mark := func() string { m, _ := store.CommitMark(paths.DB); return m } // "": it cannot tell
 	written := func() time.Time {
@@ -81,13 +82,15 @@ func runWaiter(ctx context.Context, o Options) int {
 	}
 	defer w.Close()
 
-	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline()}
+	look := watcherLook{dir: dir, session: pl.SessionID, root: party.Root, pending: pending, mark: mark, written: written, deadline: o.deadline(),
+		limit: o.wakesPer10m()}
 	session := watchSession(o.Env)
 	recheck := time.NewTicker(o.recheck())
 	defer recheck.Stop()
 	for {
 		changed := w.Next() // before the look: a change during it is not missed
 		if ans, ok := look.check(ctx); ok {
+			o.woke(ctx, dir, pl.SessionID, party.Root, turns.Wake, look.decision)
 			// Claude Code shows stderr to the model once the waiter
 			// exits 2: written whole, the wake told the session.
 			if _, err := fmt.Fprintln(o.Stderr, ans.Text); err == nil {
@@ -102,9 +105,10 @@ func runWaiter(ctx context.Context, o Options) int {
 		}
 		// An item waiting on the session's ack becomes overdue at its due
 		// time, with no commit to wake the waiter (no process may run the
-		// clock): it looks again then.
+		// clock): it looks again then; and a wake the per-sender limit
+		// held back looks again once it may wake.
 		due, stop := dueTimer(look.due)
-		ok := waitForChange(ctx, changed, recheck.C, due, func() bool { return c.lost() || session.gone() })
+		ok := waitForChange(ctx, changed, recheck.C, due, look.retry(), func() bool { return c.lost() || session.gone() })
 		stop()
 		if !ok {
 			return ExitOK
@@ -121,14 +125,17 @@ func dueTimer(at time.Time) (<-chan time.Time, func() bool) {
 	return t.C, t.Stop
 }
 
-// waitForChange waits until changed closes or the due time comes (true),
-// or ctx ends or ended says so, at a change or a recheck (false).
-func waitForChange(ctx context.Context, changed <-chan struct{}, recheck, due <-chan time.Time, ended func() bool) bool {
+// waitForChange waits until changed closes, the due time comes or again
+// fires (true), or ctx ends or ended says so, at a change or a recheck
+// (false).
+func waitForChange(ctx context.Context, changed <-chan struct{}, recheck, due, again <-chan time.Time, ended func() bool) bool {
 	for {
 		select {
 		case <-changed:
 			return !ended()
 		case <-due:
+			return !ended()
+		case <-again:
 			return !ended()
 		case <-ctx.Done():
 			return false
@@ -204,6 +211,19 @@ type watcherLook struct {
 	// due is when the soonest item waiting on the session's ack becomes
 	// overdue, as the last look found (nextDue).
 	due time.Time
+	// limit is attention.wakes_per_10m; decision is what the last look
+	// decided (Decide).
+	limit    int
+	decision Decision
+}
+
+// retry fires when a wake held back by the per-sender limit may wake
+// the session; nil when none is held.
+func (l *watcherLook) retry() <-chan time.Time {
+	if l.decision.Retry.IsZero() {
+		return nil
+	}
+	return time.After(time.Until(l.decision.Retry) + 10*time.Millisecond)
 }
 
 // markTrust is how long an unchanged commit mark spares a look: after a
@@ -229,7 +249,8 @@ func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 	if l.mark != nil {
 		mark = l.mark()
 	}
-	if l.looked && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
+	retrying := !l.decision.Retry.IsZero() && !time.Now().Before(l.decision.Retry)
+	if l.looked && !retrying && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
 		return Answer{}, false // no commit became visible since the last look
 	}
 	look, cancel := context.WithTimeout(ctx, l.deadline)
@@ -240,10 +261,13 @@ func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 		return Answer{}, false
 	}
 	var ans Answer
+	wakes, now := ReadWakeLog(l.dir, l.root), time.Now()
 	recorded := l.session != "" && l.dir != ""
 	if recorded {
 		err = UpdateState(look, l.dir, l.session, l.root, func(st *State) {
-			ans = wakeAnswer(p, st.seen())
+			seen := st.seen()
+			seen.Wakes, seen.Limit, seen.Now = wakes, l.limit, now
+			ans = wakeAnswer(p, seen)
 			st.Told, st.Blocked = ans.Told, ans.Blocked
 			st.WakeQuiet = ""
 			// Claude Code runs UserPromptSubmit for the wake before it
@@ -257,10 +281,14 @@ func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 	if !recorded || err != nil {
 		ans = Answer{}
 		if l.looked {
-			ans = wakeAnswer(p, Seen{Blocked: l.blocked})
+			ans = wakeAnswer(p, Seen{Blocked: l.blocked, Wakes: wakes, Limit: l.limit, Now: now})
 		}
 	}
-	l.looked, l.blocked, l.due = true, blockingKeys(p), nextDue(p)
+	l.decision = ans.Decision
+	if l.blocked = ans.Blocked; !l.looked {
+		l.blocked = blockingKeys(p) // what waited at the start does not count
+	}
+	l.looked, l.due = true, nextDue(p)
 	l.lastMark, l.lastRead = mark, began
 	return ans, ans.Text != ""
 }

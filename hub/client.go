@@ -265,8 +265,15 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage, pr
 	if len(args) == 0 {
 		params["arguments"] = map[string]any{}
 	}
+	meta := tools.ChainOf(ctx)
 	if progress != nil {
-		params["_meta"] = map[string]any{"progressToken": id}
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["progressToken"] = id
+	}
+	if meta != nil {
+		params["_meta"] = meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout(tool, args), errTooSlow)

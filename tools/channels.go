@@ -68,18 +68,28 @@ func (s *Service) partyRefs(parties []string) ([]store.PartyRef, error) {
 	return refs, nil
 }
 
-// channelArgs name the channel that join and leave act on.
+// channelArgs name the channel that leave acts on.
 type channelArgs struct {
 	Name string `json:"name"`
 	keyArg
 }
 
-func channelJoin(ctx context.Context, s *Service, a channelArgs) (Result, error) {
-	info, err := s.DB.ChannelJoin(ctx, s.Me, a.Name)
+type channelJoinArgs struct {
+	Name      string `json:"name"`
+	Attention string `json:"attention"`
+	keyArg
+}
+
+func channelJoin(ctx context.Context, s *Service, a channelJoinArgs) (Result, error) {
+	info, err := s.DB.ChannelJoinWith(ctx, s.Me, a.Name, a.Attention)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Display: fmt.Sprintf("You sit in #%s with %s — %d unread, %s.", info.Channel, names(info.Parties), info.Unread, safe.Count(info.LiveItems, "live item")), Value: info}, nil
+	display := fmt.Sprintf("You sit in #%s with %s — %d unread, %s.", info.Channel, names(info.Parties), info.Unread, safe.Count(info.LiveItems, "live item"))
+	if info.Attention != "" {
+		display += "\nYour attention there: " + attentionWords(info.Attention) + "."
+	}
+	return Result{Display: display, Value: info}, nil
 }
 
 func channelLeave(ctx context.Context, s *Service, a channelArgs) (Result, error) {

@@ -3,22 +3,24 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
 
 type sayArgs struct {
-	Text    string `json:"text"`
-	Channel string `json:"channel"`
-	ReplyTo string `json:"reply_to"`
-	Ref     string `json:"ref"`
+	Text    string   `json:"text"`
+	Channel string   `json:"channel"`
+	ReplyTo string   `json:"reply_to"`
+	Ref     string   `json:"ref"`
+	To      []string `json:"to"`
 	keyArg
 }
 
 func (a sayArgs) check() error { return text("text", a.Text) }
 
 func say(ctx context.Context, s *Service, a sayArgs) (Result, error) {
-	res, err := s.DB.Say(ctx, s.Me, store.SayArgs{Text: a.Text, Channel: a.Channel, ReplyTo: a.ReplyTo, Ref: a.Ref, DefaultChannel: s.Config.Chat.DefaultChannel})
+	res, err := s.DB.Say(ctx, s.Me, store.SayArgs{Text: a.Text, Channel: a.Channel, ReplyTo: a.ReplyTo, Ref: a.Ref, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel})
 	if err != nil {
 		return Result{}, err
 	}
@@ -26,7 +28,20 @@ func say(ctx context.Context, s *Service, a sayArgs) (Result, error) {
 	if res.Kind == "reply" {
 		display = fmt.Sprintf("Replied to %s in #%s as #%d%s.", res.Re, res.Channel, res.Seq, autoAcked(*res.AutoAcked))
 	}
-	return Result{Display: display, Value: res}, nil
+	return Result{Display: display + addressing(res.Addressing), Value: res}, nil
+}
+
+// addressing is what a post's display adds of its attention: whom it
+// addresses, and why it wakes no one.
+func addressing(a store.Addressing) string {
+	var out string
+	if len(a.Addressed) > 0 {
+		out += fmt.Sprintf("\nAddressed to %s.", names(a.Addressed))
+	}
+	if a.Halted != "" {
+		out += "\nIt " + strings.TrimPrefix(a.Halted, "it ") + "."
+	}
+	return out
 }
 
 func autoAcked(yes bool) string {
@@ -37,9 +52,10 @@ func autoAcked(yes bool) string {
 }
 
 type replyArgs struct {
-	Item     string `json:"item"`
-	Text     string `json:"text"`
-	HandOver string `json:"hand_over"`
+	Item     string   `json:"item"`
+	Text     string   `json:"text"`
+	HandOver string   `json:"hand_over"`
+	To       []string `json:"to"`
 	keyArg
 }
 
@@ -54,9 +70,10 @@ func reply(ctx context.Context, s *Service, a replyArgs) (Result, error) {
 	if a.HandOver != "" {
 		return replyHandingOver(ctx, s, a)
 	}
-	res, err := s.DB.Reply(ctx, s.Me, a.Item, a.Text, s.Config.Chat.DefaultChannel)
+	res, err := s.DB.ReplyWith(ctx, s.Me, store.ReplyArgs{Item: a.Item, Text: a.Text, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Display: fmt.Sprintf("Replied to %s in #%s as #%d%s.", res.Re, res.Channel, res.Seq, autoAcked(res.AutoAcked)), Value: res}, nil
+	display := fmt.Sprintf("Replied to %s in #%s as #%d%s.", res.Re, res.Channel, res.Seq, autoAcked(res.AutoAcked))
+	return Result{Display: display + addressing(res.Addressing), Value: res}, nil
 }

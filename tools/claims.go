@@ -175,7 +175,8 @@ func claimEndLine(n store.ClaimEnd) string {
 // replyHandingOver is chat_reply with hand_over: the claim passes to the
 // party replied to in the reply's own call.
 func replyHandingOver(ctx context.Context, s *Service, a replyArgs) (Result, error) {
-	res, handed, err := s.DB.ReplyHandingOver(ctx, s.Me, a.Item, a.Text, a.HandOver, s.Config.Chat.DefaultChannel, s.Config.ClaimMaxLifetime())
+	res, handed, err := s.DB.ReplyHandingOver(ctx, s.Me, store.ReplyArgs{Item: a.Item, Text: a.Text, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel},
+		a.HandOver, s.Config.ClaimMaxLifetime())
 	if err != nil {
 		return Result{}, err
 	}
@@ -184,6 +185,6 @@ func replyHandingOver(ctx context.Context, s *Service, a replyArgs) (Result, err
 		HandedOver store.HandOver `json:"handed_over"`
 	}{res, handed}
 	display := fmt.Sprintf("Replied to %s in #%s as #%d%s, and handed your claim on %s to %s (until %s).",
-		res.Re, res.Channel, res.Seq, autoAcked(res.AutoAcked), handed.Resource, handed.To, utcMinute(handed.Until))
+		res.Re, res.Channel, res.Seq, autoAcked(res.AutoAcked), handed.Resource, handed.To, utcMinute(handed.Until)) + addressing(res.Addressing)
 	return Result{Display: display, Value: value}, nil
 }

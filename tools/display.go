@@ -42,7 +42,7 @@ func renderMessage(m store.Message) string {
 		return fmt.Sprintf("_#%d %s_", m.Seq, OneLine(m.Body, 200))
 	case "ask":
 		var b strings.Builder
-		fmt.Fprintf(&b, "**%s** #%d %s", m.From, m.Seq, itemLine(m.Slug, m.Title, m.Status))
+		fmt.Fprintf(&b, "**%s** #%d %s%s", m.From, m.Seq, itemLine(m.Slug, m.Title, m.Status), toLine(m))
 		if waiting := awaitingAck(m); len(waiting) > 0 && m.Status != "done" {
 			fmt.Fprintf(&b, " — awaiting ack from %s", names(waiting))
 		}
@@ -60,10 +60,19 @@ func renderMessage(m store.Message) string {
 	if m.Re != "" {
 		head += " ↳ re " + m.Re
 	}
+	head += toLine(m)
 	if m.Ref != "" {
 		head += fmt.Sprintf(" (ref %s)", OneLine(m.Ref, 80))
 	}
 	return head + "\n" + indent(m.Body)
+}
+
+// toLine names the parties a message is addressed to: " → to a, b".
+func toLine(m store.Message) string {
+	if len(m.To) == 0 {
+		return ""
+	}
+	return " → to " + OneLine(names(m.To), 300)
 }
 
 func awaitingAck(m store.Message) []string {

@@ -17,6 +17,7 @@ type askArgs struct {
 	Consumers []string `json:"consumers"`
 	Announce  bool     `json:"announce"`
 	Due       string   `json:"due"`
+	To        []string `json:"to"`
 	keyArg
 }
 
@@ -35,7 +36,7 @@ const SameAskWindow = 60 * time.Second
 func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	args := store.AskArgs{
 		Title: a.Title, Body: a.Body, Channel: a.Channel, Slug: a.Slug, Ref: a.Ref,
-		Consumers: a.Consumers, Announce: a.Announce, Due: a.Due, DefaultChannel: s.Config.Chat.DefaultChannel,
+		Consumers: a.Consumers, Announce: a.Announce, Due: a.Due, To: a.To, DefaultChannel: s.Config.Chat.DefaultChannel,
 	}
 	if a.IdempotencyKey == "" {
 		args.SameWithin = SameAskWindow // a retry without a key is known by what it asks
@@ -57,7 +58,7 @@ func ask(ctx context.Context, s *Service, a askArgs) (Result, error) {
 	if res.Due != "" {
 		display += fmt.Sprintf("\nDue %s: each consumer must ack by then, or it escalates.", utcMinute(res.Due))
 	}
-	return Result{Display: display, Value: res}, nil
+	return Result{Display: display + addressing(res.Addressing), Value: res}, nil
 }
 
 // itemArg is the item that ack, resolve and prune_ok act on.

@@ -19,7 +19,7 @@ import (
 
 var wantTools = []string{"chat_whoami", "chat_channel_new", "chat_channel_list", "chat_channel_join", "chat_channel_leave",
 	"chat_say", "chat_ask", "chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign", "chat_read", "chat_search", "chat_inbox", "chat_wait",
-	"chat_claim", "chat_release", "chat_claims"}
+	"chat_claim", "chat_release", "chat_claims", "chat_attention"}
 
 func TestEveryDeclaredToolHasAHandlerAndViceVersa(t *testing.T) {
 	t.Parallel()
@@ -71,12 +71,12 @@ func TestManifestContract(t *testing.T) {
 	boundary := map[string]string{"chat_ask": "do not answer for them", "chat_resolve": "Only the raiser confirms satisfaction", "chat_prune_ok": "only your own prune-ok"}
 	args := map[string][]string{
 		"chat_whoami": {"about", "skip"}, "chat_channel_new": {"name", "about", "parties"}, "chat_channel_list": {"all", "skip"},
-		"chat_channel_join": {"name"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref"},
-		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce", "due"}, "chat_reply": {"item", "text", "hand_over"},
+		"chat_channel_join": {"name", "attention"}, "chat_channel_leave": {"name"}, "chat_say": {"text", "channel", "reply_to", "ref", "to"},
+		"chat_ask": {"title", "body", "channel", "slug", "ref", "consumers", "announce", "due", "to"}, "chat_reply": {"item", "text", "hand_over", "to"},
 		"chat_ack": {"item", "note"}, "chat_resolve": {"item", "note", "answered"}, "chat_prune_ok": {"item"},
 		"chat_due": {"item", "due"}, "chat_reassign": {"item", "consumer", "to"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
-		"chat_search": {"query", "channel", "archived", "limit", "skip"},
+		"chat_search": {"query", "channel", "archived", "limit", "skip"}, "chat_attention": {"channel", "mode"},
 		"chat_claim":  {"resource", "ttl", "reason", "exclusive", "item"}, "chat_release": {"resource"}, "chat_claims": {},
 	}
 	// Every tool that writes takes an idempotency_key, and says so.
@@ -119,7 +119,7 @@ func TestManifestContract(t *testing.T) {
 
 // writingTools are the tools that write the conversation.
 var writingTools = []string{"chat_channel_new", "chat_channel_join", "chat_channel_leave", "chat_say", "chat_ask",
-	"chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign", "chat_claim", "chat_release"}
+	"chat_reply", "chat_ack", "chat_resolve", "chat_prune_ok", "chat_due", "chat_reassign", "chat_claim", "chat_release", "chat_attention"}
 
 func sorted(s []string) []string {
 	out := append([]string{}, s...)

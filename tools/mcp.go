@@ -27,7 +27,7 @@ func NewMCPServer(s *Service, version string, log *slog.Logger) *mcp.Server {
 		name := t.Name
 		srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: t.SchemaJSON()},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				ctx = withProgress(ctx, req)
+				ctx = chainFromMeta(withProgress(ctx, req), req.Params.GetMeta())
 				res, err := s.Call(ctx, name, req.Params.Arguments)
 				if err != nil {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil

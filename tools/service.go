@@ -48,6 +48,10 @@ type Service struct {
 	// the agent, shown as they are.
 	Remote func(ctx context.Context, tool string, args json.RawMessage, progress Progress) (Result, error)
 
+	// Turn, when set, is the chain of the session's current turn, which
+	// its posts carry (chain.go); ok is false outside any known turn.
+	Turn func() (c store.Chain, ok bool)
+
 	// last is the newest inbox or whoami answer, with the call and the
 	// database state it answered (see sameAnswer).
 	last atomic.Pointer[lastAnswer]
@@ -148,6 +152,7 @@ var handlers = map[string]handler{
 	"chat_claim":         bind(claim),
 	"chat_release":       bind(release),
 	"chat_claims":        bind(claims),
+	"chat_attention":     bind(attention),
 }
 
 // ErrUnknownTool is a call to a tool module.yaml does not declare.
@@ -158,7 +163,7 @@ var ErrUnknownTool = errors.New("Unknown tool")
 // Call checks the arguments and runs the tool. Every error it returns is
 // one sentence that says what to do.
 func (s *Service) Call(ctx context.Context, name string, raw json.RawMessage) (Result, error) {
-	res, err := s.call(ctx, name, raw)
+	res, err := s.call(s.withChain(ctx, name), name, raw)
 	if err != nil {
 		return Result{}, shown(err)
 	}

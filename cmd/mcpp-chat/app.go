@@ -296,5 +296,11 @@ func valueKind(f *flag.Flag) string {
 
 // storeOptions are the store's options the config sets.
 func storeOptions(cfg config.Config) store.Options {
-	return store.Options{BusyTimeout: cfg.BusyTimeout(), MaxConns: cfg.Storage.MaxConnections}
+	return store.Options{BusyTimeout: cfg.BusyTimeout(), MaxConns: cfg.Storage.MaxConnections, Attention: attentionOf(cfg)}
+}
+
+// attentionOf are the store's rules of attention the config sets.
+func attentionOf(cfg config.Config) *store.Attention {
+	a := cfg.Attention
+	return &store.Attention{MaxBroadcast: a.MaxBroadcast, DefaultAbove: a.DefaultAbove, MaxHops: a.MaxHops}
 }

@@ -252,6 +252,7 @@ func newHubServer(ctx context.Context, url string, in install, log *slog.Logger)
 		}
 	}
 	if read != nil {
+		read.SetAttention(*attentionOf(in.cfg))
 		closers = append(closers, read.Close)
 	}
 	if changes != nil {

@@ -30,6 +30,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdin
 		return exitError
 	}
 	defer svc.Close()
+	svc.Turn = in.sessionTurn()
 	// A party exists from its first tool call: a client that only starts
 	// the server (claude mcp list, a probe) must not make one. The
 	// instructions name it all the same, as it is or will be named.

@@ -53,6 +53,12 @@ type Config struct {
 		MaxLifetime string `yaml:"max_lifetime"`
 		Enforce     string `yaml:"enforce"`
 	} `yaml:"claims"`
+	Attention struct {
+		MaxBroadcast int `yaml:"max_broadcast"`
+		DefaultAbove int `yaml:"default_above"`
+		MaxHops      int `yaml:"max_hops"`
+		WakesPer10m  int `yaml:"wakes_per_10m"`
+	} `yaml:"attention"`
 }
 
 // Defaults is the configuration when no file says otherwise: the embedded
@@ -81,6 +87,10 @@ func Defaults() Config {
 	c.Notify.Webhook = ""
 	c.Claims.MaxLifetime = "8h"
 	c.Claims.Enforce = EnforceDeny
+	c.Attention.MaxBroadcast = 8
+	c.Attention.DefaultAbove = 3
+	c.Attention.MaxHops = 6
+	c.Attention.WakesPer10m = 6
 	return c
 }
 
@@ -192,6 +202,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("storage.max_connections is %d — set it from 1 to %d", c.Storage.MaxConnections, MaxConnections)
 	case c.Claims.Enforce != EnforceDeny && c.Claims.Enforce != EnforceAsk && c.Claims.Enforce != EnforceOff:
 		return fmt.Errorf("claims.enforce is %q — set it to %s, %s or %s", c.Claims.Enforce, EnforceDeny, EnforceAsk, EnforceOff)
+	case c.Attention.MaxBroadcast < 1:
+		return fmt.Errorf("attention.max_broadcast is %d — set it to 1 or more", c.Attention.MaxBroadcast)
+	case c.Attention.DefaultAbove < 0:
+		return fmt.Errorf("attention.default_above is %d — set it to 0 or more (0: mentions in every channel)", c.Attention.DefaultAbove)
+	case c.Attention.MaxHops < 1:
+		return fmt.Errorf("attention.max_hops is %d — set it to 1 or more", c.Attention.MaxHops)
+	case c.Attention.WakesPer10m < 1:
+		return fmt.Errorf("attention.wakes_per_10m is %d — set it to 1 or more", c.Attention.WakesPer10m)
 	}
 	if _, err := maxLifetime(c.Claims.MaxLifetime); err != nil {
 		return err

@@ -153,6 +153,9 @@ func (d *DB) MoveParty(ctx context.Context, name, root string, merge bool) (Move
 // seat is taken if either sits, a cursor is the further one, an ack or a
 // prune-ok given by either counts.
 func (t *tx) mergeParty(a, b party) error {
+	if err := t.mergeMentions(a, b); err != nil {
+		return err
+	}
 	steps := []string{
 		`UPDATE messages SET author_id = ?1 WHERE author_id = ?2`,
 		`UPDATE channels SET created_by = ?1 WHERE created_by = ?2`,
@@ -246,6 +249,9 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 		}
 		if err := t.row(`SELECT count(*) FROM channel_parties WHERE party_id = ? AND left_at IS NULL`, p.id).Scan(&out.Seats); err != nil {
 			return err
+		}
+		if err := t.forgetMentions(p.id); err != nil {
+			return fmt.Errorf("forget %s: %w", name, err)
 		}
 		for _, q := range []string{
 			// Its claims, and those on its repository, go with it.

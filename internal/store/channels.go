@@ -234,6 +234,9 @@ type ChannelInfo struct {
 	Member    bool     `json:"member"`
 	Parties   []string `json:"parties"`
 	Unread    int      `json:"unread"`
+	// Attention is the caller's attention there, in the answer of a join
+	// that set it; left out otherwise.
+	Attention string `json:"attention,omitempty"`
 }
 
 // channelInfos reports every channel (or only the caller's seats; or only
@@ -426,6 +429,19 @@ func (d *DB) ChannelNewWith(ctx context.Context, me Identity, name, about string
 
 // ChannelJoin (re)seats the caller and posts a join event.
 func (d *DB) ChannelJoin(ctx context.Context, me Identity, name string) (ChannelInfo, error) {
+	return d.ChannelJoinWith(ctx, me, name, "")
+}
+
+// ChannelJoinWith is ChannelJoin that also sets the caller's attention in
+// the channel, when mode is given ("all" or "mentions"); a party already
+// seated only sets it.
+func (d *DB) ChannelJoinWith(ctx context.Context, me Identity, name, mode string) (ChannelInfo, error) {
+	if strings.TrimSpace(mode) != "" {
+		var err error
+		if mode, err = AttentionMode(mode); err != nil {
+			return ChannelInfo{}, err
+		}
+	}
 	var out ChannelInfo
 	err := d.update(ctx, func(t *tx) error {
 		p, err := t.me(me, true)
@@ -451,8 +467,16 @@ func (d *DB) ChannelJoin(ctx context.Context, me Identity, name string) (Channel
 				return err
 			}
 		}
-		out, err = t.channelInfo(p, c)
-		return err
+		if mode != "" {
+			if err := t.setAttention(c, p, mode); err != nil {
+				return err
+			}
+		}
+		if out, err = t.channelInfo(p, c); err != nil {
+			return err
+		}
+		out.Attention = mode
+		return nil
 	})
 	return out, err
 }

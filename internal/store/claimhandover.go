@@ -19,7 +19,7 @@ type HandOver struct {
 // resource to the author of what it answers, in the same transaction: the
 // claim is never free between the two, and whoever waited for it waits on.
 // The new holder's claim lasts as the old one did, from now.
-func (d *DB) ReplyHandingOver(ctx context.Context, me Identity, item, text, resource, defaultChannel string, maxLifetime time.Duration) (ReplyResult, HandOver, error) {
+func (d *DB) ReplyHandingOver(ctx context.Context, me Identity, a ReplyArgs, resource string, maxLifetime time.Duration) (ReplyResult, HandOver, error) {
 	var out ReplyResult
 	var handed HandOver
 	res, err := parseResource(resource)
@@ -31,7 +31,7 @@ func (d *DB) ReplyHandingOver(ctx context.Context, me Identity, item, text, reso
 		if err != nil {
 			return err
 		}
-		if out, err = t.reply(p, item, text, "", defaultChannel); err != nil {
+		if out, err = t.reply(p, a); err != nil {
 			return err
 		}
 		handed, err = t.handOver(p, out, res, maxLifetime)

@@ -285,7 +285,7 @@ func TestReplyHandsAClaimOver(t *testing.T) {
 		claimOK(t, db, gw, claimArgs("env:staging", "migrating"))
 		db.Claim(ctx, fw, claimArgs("env:staging", "testing"))
 		must(t)(db.Ask(ctx, dash, AskArgs{Title: "Is staging free?", Body: "I need it next", Slug: "staging"}))
-		r, handed, err := db.ReplyHandingOver(ctx, gw, "staging", "migrated; it is yours", "env:staging", "", DefaultClaimMaxLifetime)
+		r, handed, err := db.ReplyHandingOver(ctx, gw, ReplyArgs{Item: "staging", Text: "migrated; it is yours"}, "env:staging", DefaultClaimMaxLifetime)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func TestReplyHandsAClaimOver(t *testing.T) {
 			t.Errorf("node-dash's release = %+v, %v", rel, err)
 		}
 		before := len(readAll(t, db, gw, "gw--dash").Messages)
-		_, _, err = db.ReplyHandingOver(ctx, gw, "staging", "and again", "env:staging", "", DefaultClaimMaxLifetime)
+		_, _, err = db.ReplyHandingOver(ctx, gw, ReplyArgs{Item: "staging", Text: "and again"}, "env:staging", DefaultClaimMaxLifetime)
 		refused(t, err, "you hold no claim on env:staging")
 		if n := len(readAll(t, db, gw, "gw--dash").Messages); n != before {
 			t.Errorf("the refused hand-over wrote: %d messages, %d before", n, before)

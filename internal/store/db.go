@@ -74,12 +74,13 @@ type DB struct {
 	// answers lets inbox and whoami answer again from an unchanged state.
 	answers answerMemo
 	clock   func() time.Time
+	att     attention
 }
 
 // New is a handle on the chat an engine opened (open.go opens them by
 // the store's address); Options' Clock is the time it writes.
 func New(eng engine.Engine, o Options) *DB {
-	return &DB{eng: eng, notify: notifier{delay: notifyDelay}, clock: o.clock()}
+	return &DB{eng: eng, notify: notifier{delay: notifyDelay}, clock: o.clock(), att: attention{rules: o.Attention}}
 }
 
 // NewReadOnly is a read-only handle on the chat an engine opened.
@@ -112,6 +113,10 @@ type tx struct {
 	ctx     context.Context
 	now     string
 	changed *Change
+	// att are the handle's rules of attention; attended is what
+	// addressing decided for the call's last post (mentions.go).
+	att      attention
+	attended attended
 }
 
 func (t *tx) exec(query string, args ...any) (sql.Result, error) { return t.et.Exec(query, args...) }
@@ -183,7 +188,7 @@ func (d *DB) run(ctx context.Context, k engine.Kind, fn func(*tx) error) error {
 		}
 	}
 	changed, err := d.eng.Run(ctx, k, func(et engine.Tx) (*Change, error) {
-		t := &tx{et: et, ctx: ctx, now: Timestamp(d.clock())}
+		t := &tx{et: et, ctx: ctx, now: Timestamp(d.clock()), att: d.att}
 		if err := fn(t); err != nil {
 			return nil, err
 		}

@@ -331,6 +331,9 @@ type AskArgs struct {
 	// Due is by when each consumer must ack: a duration from now or an
 	// RFC 3339 time (ParseDue); "" sets none.
 	Due string
+	// To are parties seated in the channel the item is addressed to,
+	// besides its @names (mentions.go); its consumers are its own.
+	To []string
 }
 
 // AskResult is chat_ask's result.
@@ -347,6 +350,7 @@ type AskResult struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Due is the due time the ask set, if any.
 	Due string `json:"due,omitempty"`
+	Addressing
 }
 
 // Ask raises an item. Its consumers are the named parties (seated in the
@@ -392,11 +396,11 @@ func (d *DB) Ask(ctx context.Context, me Identity, a AskArgs) (AskResult, error)
 		if a.Announce {
 			status = "done"
 		}
-		id, seq, err := t.post(c, p, post{kind: "ask", body: body, slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status})
+		id, seq, err := t.post(c, p, post{kind: "ask", body: body, slug: slug, title: title, ref: strings.TrimSpace(a.Ref), status: status, to: a.To})
 		if err != nil {
 			return err
 		}
-		out = AskResult{Channel: c.name, Seq: seq, Slug: slug, Status: status, Title: title, Consumers: []string{}, AwaitingAckFrom: []string{}}
+		out = AskResult{Channel: c.name, Seq: seq, Slug: slug, Status: status, Title: title, Consumers: []string{}, AwaitingAckFrom: []string{}, Addressing: t.attended.answer()}
 		for _, q := range consumers {
 			var acked any
 			if q.id == p.id {

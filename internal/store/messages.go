@@ -14,6 +14,8 @@ type post struct {
 	ref      string
 	parentID int64
 	status   string
+	// to are the parties the post names besides its @words (mentions.go).
+	to []string
 }
 
 // post writes a message with the channel's next seq. seq is max+1 inside the
@@ -46,6 +48,11 @@ func (t *tx) post(c channel, author party, m post) (id, seq int64, err error) {
 		c.id, seq, m.kind, parent, nullable(m.slug), nullable(m.title), m.body, nullable(m.ref), author.id, status, t.now, t.now); err != nil {
 		return 0, 0, err
 	}
+	if m.kind != "event" {
+		if err = t.attend(c, author, id, m); err != nil {
+			return 0, 0, err
+		}
+	}
 	t.touch(c.name, seq, author.name)
 	return id, seq, nil
 }
@@ -70,7 +77,10 @@ func (t *tx) followOwnPost(c channel, author party, seq int64) error {
 // SayArgs are chat_say's arguments.
 type SayArgs struct {
 	Text, Channel, ReplyTo, Ref string
-	DefaultChannel              string
+	// To are parties seated in the channel the post is addressed to,
+	// besides those its text names as @name (mentions.go).
+	To             []string
+	DefaultChannel string
 }
 
 // SayResult is chat_say's result; a say with reply_to is a reply and also
@@ -82,6 +92,19 @@ type SayResult struct {
 	To        []string `json:"to"`
 	Re        string   `json:"re,omitempty"`
 	AutoAcked *bool    `json:"auto_acked,omitempty"`
+	Addressing
+}
+
+// Addressing is what the answer of a post says of its attention: the
+// parties it is addressed to, and why it wakes no one when its chain went
+// too many hops. Both keys are left out when there is nothing to say.
+type Addressing struct {
+	Addressed []string `json:"addressed,omitempty"`
+	Halted    string   `json:"halted,omitempty"`
+}
+
+func (a attended) answer() Addressing {
+	return Addressing{Addressed: a.addressed, Halted: a.halted}
 }
 
 // Say posts chatter, or a reply when ReplyTo is set.
@@ -97,11 +120,11 @@ func (d *DB) Say(ctx context.Context, me Identity, a SayArgs) (SayResult, error)
 			if ch := strings.TrimSpace(a.Channel); ch != "" && !strings.Contains(addr, ":") {
 				addr = ch + ":" + addr // the channel was given: reply_to is in it
 			}
-			r, err := t.reply(p, addr, a.Text, a.Ref, a.DefaultChannel)
+			r, err := t.reply(p, ReplyArgs{Item: addr, Text: a.Text, Ref: a.Ref, To: a.To, DefaultChannel: a.DefaultChannel})
 			if err != nil {
 				return err
 			}
-			out = SayResult{Channel: r.Channel, Seq: r.Seq, Kind: "reply", Re: r.Re, AutoAcked: &r.AutoAcked}
+			out = SayResult{Channel: r.Channel, Seq: r.Seq, Kind: "reply", Re: r.Re, AutoAcked: &r.AutoAcked, Addressing: r.Addressing}
 			out.To, err = t.peers(r.channelID, p)
 			return err
 		}
@@ -109,14 +132,14 @@ func (d *DB) Say(ctx context.Context, me Identity, a SayArgs) (SayResult, error)
 		if err != nil {
 			return err
 		}
-		_, seq, err := t.post(c, p, post{kind: "say", body: strings.TrimSpace(a.Text), ref: strings.TrimSpace(a.Ref)})
+		_, seq, err := t.post(c, p, post{kind: "say", body: strings.TrimSpace(a.Text), ref: strings.TrimSpace(a.Ref), to: a.To})
 		if err != nil {
 			return err
 		}
 		if err := t.followOwnPost(c, p, seq); err != nil {
 			return err
 		}
-		out = SayResult{Channel: c.name, Seq: seq, Kind: "say"}
+		out = SayResult{Channel: c.name, Seq: seq, Kind: "say", Addressing: t.attended.answer()}
 		out.To, err = t.peers(c.id, p)
 		return err
 	})
@@ -135,19 +158,34 @@ type ReplyResult struct {
 	Seq       int64  `json:"seq"`
 	Re        string `json:"re"`
 	AutoAcked bool   `json:"auto_acked"`
+	Addressing
 	channelID int64
 	to        int64 // the author of what it answers
 }
 
 // Reply answers an item or a message.
 func (d *DB) Reply(ctx context.Context, me Identity, item, text, defaultChannel string) (ReplyResult, error) {
+	return d.ReplyWith(ctx, me, ReplyArgs{Item: item, Text: text, DefaultChannel: defaultChannel})
+}
+
+// ReplyArgs are chat_reply's arguments.
+type ReplyArgs struct {
+	Item, Text, Ref string
+	// To are parties seated in the item's channel the reply is addressed
+	// to, besides its @names and its thread's parties (mentions.go).
+	To             []string
+	DefaultChannel string
+}
+
+// ReplyWith answers an item or a message.
+func (d *DB) ReplyWith(ctx context.Context, me Identity, a ReplyArgs) (ReplyResult, error) {
 	var out ReplyResult
 	err := d.update(ctx, func(t *tx) error {
 		p, err := t.me(me, true)
 		if err != nil {
 			return err
 		}
-		out, err = t.reply(p, item, text, "", defaultChannel)
+		out, err = t.reply(p, a)
 		return err
 	})
 	return out, err
@@ -155,8 +193,9 @@ func (d *DB) Reply(ctx context.Context, me Identity, item, text, defaultChannel 
 
 // reply posts a reply; replying to an ask you consume and have not acked
 // counts as your ack (no event: the reply itself shows it).
-func (t *tx) reply(p party, addr, text, ref, defaultChannel string) (ReplyResult, error) {
-	target, err := t.findMessage(p, addr, defaultChannel)
+func (t *tx) reply(p party, a ReplyArgs) (ReplyResult, error) {
+	addr, text, ref := a.Item, a.Text, a.Ref
+	target, err := t.findMessage(p, addr, a.DefaultChannel)
 	if err != nil {
 		return ReplyResult{}, err
 	}
@@ -170,14 +209,14 @@ func (t *tx) reply(p party, addr, text, ref, defaultChannel string) (ReplyResult
 	if !ok {
 		return ReplyResult{}, userErrorf("you are not in '%s' — join it with chat_channel_join first", target.ch.name)
 	}
-	_, seq, err := t.post(target.ch, p, post{kind: "reply", body: strings.TrimSpace(text), ref: strings.TrimSpace(ref), parentID: target.id})
+	_, seq, err := t.post(target.ch, p, post{kind: "reply", body: strings.TrimSpace(text), ref: strings.TrimSpace(ref), parentID: target.id, to: a.To})
 	if err != nil {
 		return ReplyResult{}, err
 	}
 	if err := t.followOwnPost(target.ch, p, seq); err != nil {
 		return ReplyResult{}, err
 	}
-	out := ReplyResult{Channel: target.ch.name, Seq: seq, Re: target.re(), channelID: target.ch.id, to: target.authorID}
+	out := ReplyResult{Channel: target.ch.name, Seq: seq, Re: target.re(), channelID: target.ch.id, to: target.authorID, Addressing: t.attended.answer()}
 	if target.kind == "ask" && target.status != "done" {
 		res, err := t.exec(`UPDATE item_consumers SET acked_at = ? WHERE message_id = ? AND party_id = ? AND acked_at IS NULL`, t.now, target.id, p.id)
 		if err != nil {

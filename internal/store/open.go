@@ -42,6 +42,9 @@ type Options struct {
 	// Clock is the time the store writes: the rows' times and a backup's
 	// day. nil means time.Now. Waiting always goes by the real clock.
 	Clock func() time.Time
+	// Attention are the rules of who is told what (config attention.*);
+	// nil means DefaultAttention.
+	Attention *Attention
 }
 
 func (o Options) clock() func() time.Time {
@@ -119,7 +122,7 @@ func (d *DB) Reader() *ReadOnly {
 	if !ok {
 		return nil
 	}
-	return &ReadOnly{eng: pg.Reader()}
+	return &ReadOnly{eng: pg.Reader(), att: d.att}
 }
 
 // Fingerprint names the committed state of the database file at path

@@ -41,7 +41,10 @@ type Message struct {
 	// ToldTo says which parties our hook or wake told of the message,
 	// when and by which event (told.go); it rides with the receipts.
 	ToldTo map[string]Told `json:"told_to,omitempty"`
-	id     int64
+	// To are the parties the message is addressed to (mentions.go), by
+	// name: those its to named, its @names and an @here's seated parties.
+	To []string `json:"to,omitempty"`
+	id int64
 }
 
 // Consumer is one party an item waits on.
@@ -90,6 +93,9 @@ func (t *tx) loadMessages(tail string, args ...any) ([]Message, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := t.loadTo(out); err != nil {
 		return nil, err
 	}
 	if len(asks) == 0 {

@@ -14,6 +14,7 @@ import (
 // -wal (sqlite.Reader).
 type ReadOnly struct {
 	eng engine.Engine
+	att attention
 }
 
 // Path names the store: the database file, or a team store's URL without
@@ -26,7 +27,7 @@ func (r *ReadOnly) Close() error { return r.eng.Close() }
 // view runs fn in a read-only transaction.
 func (r *ReadOnly) view(ctx context.Context, fn func(*tx) error) error {
 	_, err := r.eng.Run(ctx, engine.Read, func(et engine.Tx) (*Change, error) {
-		return nil, fn(&tx{et: et, ctx: ctx, now: Now()})
+		return nil, fn(&tx{et: et, ctx: ctx, now: Now(), att: r.att})
 	})
 	return wrap(r.eng, err)
 }
@@ -108,8 +109,24 @@ type ChannelPending struct {
 	Unread int
 	Over   bool
 	// NewestTalk is the seq of the newest unread say, ask or reply from a
-	// peer; 0 when only events (acks, archives, joins) are unread.
+	// peer that may wake the party (Wakers); 0 when nothing unread may:
+	// only events (acks, archives, joins), in mentions mode nothing
+	// addressed to the party, or only posts of a chain that went
+	// attention.max_hops agent-only hops.
 	NewestTalk int64
+	// Attention is the party's attention here: "all", or "mentions",
+	// where Newest holds only what is addressed to it, ForYou counts it,
+	// and the rest is one count line that never wakes.
+	Attention string
+	ForYou    int
+	// Cursor is the party's read position in the channel.
+	Cursor int64
+	// Wakers are, per peer, its newest unread talk that may wake the
+	// party, oldest first; Halted is the newest unread talk that may not
+	// because of its chain (nil: none). Both stop at the newest
+	// UnreadCountCap unread rows.
+	Wakers []Waker `json:",omitempty"`
+	Halted *Waker  `json:",omitempty"`
 	// Newest are the newest few unread messages, oldest first.
 	Newest []Message
 	// ReadByAll is the seq up to which every other seated party has read
@@ -160,7 +177,10 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	if out.UnreadByPeers, err = t.unreadByPeers(p); err != nil {
 		return out, err
 	}
-	return out, t.pendingClaims(p, id.Team, &out)
+	if err := t.pendingClaims(p, id.Team, &out); err != nil {
+		return out, err
+	}
+	return out, t.attendReceipts(p, &out)
 }
 
 // Seen is what a party can see, read at one moment: what waits on it,
@@ -210,6 +230,12 @@ func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, er
 	if err != nil {
 		return cp, err
 	}
+	cp.Cursor = cursor
+	att, err := t.attentionIn(c, partyID, len(seats))
+	if err != nil {
+		return cp, err
+	}
+	cp.Attention = att.Attention
 	if err := t.row(`SELECT count(*) FROM (SELECT 1 FROM messages
 		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 LIMIT ?4) AS unread`,
 		c.id, partyID, cursor, UnreadCountCap+1).Scan(&cp.Unread); err != nil {
@@ -221,24 +247,7 @@ func (t *tx) channelPending(c channel, partyID int64, n int) (ChannelPending, er
 	if cp.Unread == 0 {
 		return cp, nil
 	}
-	if err := t.row(`SELECT coalesce((SELECT seq FROM messages
-		WHERE channel_id = ?1 AND is_archived = 0 AND seq > ?3 AND author_id <> ?2 AND kind <> 'event'
-		ORDER BY seq DESC LIMIT 1), 0)`, c.id, partyID, cursor).Scan(&cp.NewestTalk); err != nil {
-		return cp, err
-	}
-	if n <= 0 {
-		return cp, nil
-	}
-	list, err := t.loadMessages(`WHERE m.channel_id = ? AND m.is_archived = 0 AND m.seq > ? AND m.author_id <> ?
-		ORDER BY m.seq DESC LIMIT ?`, c.id, cursor, partyID, n)
-	if err != nil {
-		return cp, err
-	}
-	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
-		list[i], list[j] = list[j], list[i]
-	}
-	cp.Newest = list
-	return cp, nil
+	return cp, t.talkPending(c, partyID, cursor, &cp, n)
 }
 
 // Version reads the database's schema version.

@@ -37,6 +37,10 @@ type Receipt struct {
 	// ToldAt says which peers our hook or wake told of the message, when
 	// and by which event (told.go).
 	ToldAt map[string]Told `json:"told_at,omitempty"`
+	// To are the parties the message is addressed to, in the hook's
+	// view of a channel where the party's attention is mentions
+	// (attendReceipts); left out elsewhere.
+	To []string `json:"to,omitempty"`
 }
 
 // seatCursor is a party seated in a channel and how far it has read there.

@@ -148,6 +148,9 @@ func writeMessage(b *strings.Builder, m store.Message, depth int, alone bool, s 
 	case m.Re != "" && (alone || depth == 0):
 		fmt.Fprintf(b, "  %s", s.paint(dim, "↳ re "+safe.OneLine(m.Re, 80)))
 	}
+	if len(m.To) > 0 {
+		fmt.Fprintf(b, "  %s", s.paint(dim, "→ "+safe.OneLine(strings.Join(m.To, ", "), 200)))
+	}
 	if m.Ref != "" {
 		fmt.Fprintf(b, "  %s", s.paint(dim, "(ref "+safe.OneLine(m.Ref, 80)+")"))
 	}

@@ -23,7 +23,7 @@ func conversation() (store.ChannelView, []store.Message) {
 		return time.Date(2026, 11, 29, 18, min, 9, 235092000, time.UTC).Format("2006-01-02T15:04:05.000000") + "+00:00"
 	}
 	msgs := []store.Message{
-		{Seq: 1, Kind: "say", From: "mesh-gw", Body: "gateway firmware 2.3 is flashed\x1b[31m on the bench", At: at(1), Ref: "src/gw.c:120"},
+		{Seq: 1, Kind: "say", From: "mesh-gw", Body: "gateway firmware 2.3 is flashed\x1b[31m on the bench", At: at(1), Ref: "src/gw.c:120", To: []string{"node-dash"}},
 		{Seq: 2, Kind: "ask", From: "mesh-gw", Slug: "chunk-api", Title: "Is the chunk header enum closed?", Body: "I need FRAME_AUX.\nCan your generator emit it?",
 			At: at(2), Status: "ack", Archived: no(), Consumers: []store.Consumer{{Party: "mesh-gw", Acked: true}, {Party: "node-dash", Acked: true}}},
 		{Seq: 3, Kind: "reply", From: "node-dash", Body: "I own the generator; FRAME_AUX added.", At: at(3), Re: "chunk-api"},

@@ -523,3 +523,16 @@ func TestServeClosesIdleConnections(t *testing.T) {
 		t.Fatalf("the idle connection is still open after 10 s (%v)", err)
 	}
 }
+
+// A message addressed to someone says to whom, beside its author.
+func TestPageShowsWhomAMessageIsFor(t *testing.T) {
+	db := chat(t)
+	if _, err := db.Say(context.Background(), gw, store.SayArgs{Channel: "gw--dash", Text: "@node-dash have a look"}); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serve(t, db.Path(), nil)
+	_, page := get(t, ts.URL+"/c/gw--dash")
+	if n := strings.Count(page, `<span class="to">→ node-dash</span>`); n != 1 {
+		t.Errorf("%d messages say they are for node-dash, want 1:\n%s", n, page)
+	}
+}

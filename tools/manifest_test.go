@@ -77,7 +77,7 @@ func TestManifestContract(t *testing.T) {
 		"chat_due": {"item", "due"}, "chat_reassign": {"item", "consumer", "to"},
 		"chat_read": {"channel", "limit", "since", "peek", "archived", "body_offset"}, "chat_inbox": {"skip"}, "chat_wait": {"seconds", "channel"},
 		"chat_search": {"query", "channel", "archived", "limit", "skip"}, "chat_attention": {"channel", "mode"},
-		"chat_claim":  {"resource", "ttl", "reason", "exclusive", "item"}, "chat_release": {"resource"}, "chat_claims": {},
+		"chat_claim": {"resource", "ttl", "reason", "exclusive", "item"}, "chat_release": {"resource"}, "chat_claims": {},
 	}
 	// Every tool that writes takes an idempotency_key, and says so.
 	for _, tool := range writingTools {

@@ -12,6 +12,10 @@ import (
 	"github.com/mcpp/mcpp-chat/hub"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/text"
+
+	"errors"
+
+	"net/http"
 )
 
 const claimsSynopsis = `claims [list] [--json]
@@ -157,7 +161,7 @@ func keepClaims(ctx context.Context, renew func(context.Context) (time.Duration,
 			case ctx.Err() != nil:
 				return
 			case err != nil:
-				if !failing {
+				if !failing && !errors.Is(err, errHubToldElsewhere) {
 					log.Warn("could not renew the party's claims; trying again every minute", "err", err)
 				}
 				failing, next = true, time.Minute
@@ -192,9 +196,27 @@ type changeFeed interface{ Next() <-chan struct{} }
 // through the hub.
 func claimRenewal(db *store.DB, me store.Identity, c *hub.Client) func(context.Context) (time.Duration, error) {
 	if c != nil {
-		return c.RenewClaims
+		return func(ctx context.Context) (time.Duration, error) {
+			next, err := c.RenewClaims(ctx)
+			return next, hubTrouble(err)
+		}
 	}
 	return func(ctx context.Context) (time.Duration, error) { return db.RenewClaims(ctx, me) }
+}
+
+// errHubToldElsewhere marks a renewal that failed because the hub cannot
+// be reached or refuses the token: a member's serve says so once already
+// (followHub), and a second line for its claims would only repeat it.
+var errHubToldElsewhere = errors.New("the hub's trouble, which serve reports")
+
+// hubTrouble is err, marked errHubToldElsewhere when it is the hub's
+// trouble (out of reach, or the token refused).
+func hubTrouble(err error) error {
+	var refused *hub.RefusedError
+	if errors.Is(err, hub.ErrUnreachable) || errors.As(err, &refused) && (refused.Status == http.StatusUnauthorized || refused.Status == http.StatusForbidden) {
+		return fmt.Errorf("%w: %w", errHubToldElsewhere, err)
+	}
+	return err
 }
 
 // printPartyClaims is doctor's line for the party's claims: those it

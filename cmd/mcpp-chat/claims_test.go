@@ -13,6 +13,14 @@ import (
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/wake"
+
+	"errors"
+
+	"fmt"
+
+	"net/http"
+
+	"github.com/mcpp/mcpp-chat/hub"
 )
 
 // The person lists every claim and frees one whoever holds it, which
@@ -96,5 +104,25 @@ func TestKeepClaimsRenewsAfterAChange(t *testing.T) {
 	stop() // returns once the goroutine has ended: no renewal after it
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d renewals, want 2", n)
+	}
+}
+
+// A member's serve says once that the hub is out of reach or refuses its
+// token (followHub); the claims' renewal, failing for the same reason,
+// adds no line of its own. Any other failure is its own to tell.
+func TestClaimRenewalLeavesTheHubsTroubleToFollowHub(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		quiet bool
+	}{
+		{&hub.RefusedError{Status: http.StatusUnauthorized, Msg: "the token was revoked"}, true},
+		{&hub.RefusedError{Status: http.StatusForbidden, Msg: "not bound to the party"}, true},
+		{fmt.Errorf("dial: %w", hub.ErrUnreachable), true},
+		{&hub.RefusedError{Status: http.StatusServiceUnavailable, Msg: "the hub could not read its store"}, false},
+		{errors.New("something else"), false},
+	} {
+		if got := errors.Is(hubTrouble(c.err), errHubToldElsewhere); got != c.quiet {
+			t.Errorf("%v: left to followHub = %v, want %v", c.err, got, c.quiet)
+		}
 	}
 }

@@ -73,76 +73,78 @@ func TestPartiesListsFolderActivityAndObligations(t *testing.T) {
 // waited on node-dash forever. Moving node-dash to the new folder, folding
 // node-dash~2 in, brings them back to that session.
 func TestMovePartyFoldsTheNewNameIn(t *testing.T) {
-	t.Parallel()
-	db := world(t)
-	ctx := context.Background()
-	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the enum closed?", Body: "?", Slug: "enum"}))
-	moved := Identity{Name: "node-dash", Workspace: "/home/me/node-dash"}
-	must(t)(db.ChannelNew(ctx, moved, "dash-notes", "", nil))
-	must(t)(db.Say(ctx, moved, SayArgs{Text: "hello from the new folder", Channel: "dash-notes"}))
-	if name, _, _ := db.PartyName(ctx, moved); name != "node-dash~2" {
-		t.Fatalf("the moved repository is %q", name)
-	}
-
-	unchanged(t, db, "(its messages, seats and items become node-dash's)", func() error { _, err := db.MoveParty(ctx, "node-dash", moved.Workspace, false); return err })
-	unchanged(t, db, "no party named nobody —", func() error { _, err := db.MoveParty(ctx, "nobody", "/x", false); return err })
-	unchanged(t, db, "already lives at", func() error { _, err := db.MoveParty(ctx, "node-dash", "/srv/node-dash", false); return err })
-
-	res, err := db.MoveParty(ctx, "node-dash", moved.Workspace, true)
-	if err != nil || res.Merged != "node-dash~2" || res.From != "/srv/node-dash" {
-		t.Fatalf("move: %+v %v", res, err)
-	}
-	if name, known, _ := db.PartyName(ctx, moved); name != "node-dash" || !known {
-		t.Fatalf("the new folder is %q (known %v)", name, known)
-	}
-	inbox, err := db.Inbox(ctx, moved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(inbox.WaitingOnMe) != 1 || inbox.WaitingOnMe[0].Item != "enum" {
-		t.Errorf("the session in the new folder is not asked for its ack: %+v", inbox.WaitingOnMe)
-	}
-	notes := readAll(t, db, moved, "dash-notes")
-	if len(notes.Messages) != 1 || notes.Messages[0].From != "node-dash" {
-		t.Errorf("node-dash~2's message is not node-dash's: %+v", notes.Messages)
-	}
-	list, _ := db.Parties(ctx)
-	for _, p := range list {
-		if p.Name == "node-dash~2" {
-			t.Error("node-dash~2 is still a party")
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "Is the enum closed?", Body: "?", Slug: "enum"}))
+		moved := Identity{Name: "node-dash", Workspace: "/home/me/node-dash"}
+		must(t)(db.ChannelNew(ctx, moved, "dash-notes", "", nil))
+		must(t)(db.Say(ctx, moved, SayArgs{Text: "hello from the new folder", Channel: "dash-notes"}))
+		if name, _, _ := db.PartyName(ctx, moved); name != "node-dash~2" {
+			t.Fatalf("the moved repository is %q", name)
 		}
-		if p.Name == "node-dash" && !reflect.DeepEqual(p.Channels, []string{"dash-notes", "gw--dash"}) {
-			t.Errorf("node-dash sits in %q", p.Channels)
-		}
-	}
 
-	// A folder nobody uses yet: a plain move.
-	if res, err := db.MoveParty(ctx, "fw-core", "/new/fw-core", false); err != nil || res.Merged != "" {
-		t.Errorf("plain move: %+v %v", res, err)
-	}
+		unchanged(t, db, "(its messages, seats and items become node-dash's)", func() error { _, err := db.MoveParty(ctx, "node-dash", moved.Workspace, false); return err })
+		unchanged(t, db, "no party named nobody —", func() error { _, err := db.MoveParty(ctx, "nobody", "/x", false); return err })
+		unchanged(t, db, "already lives at", func() error { _, err := db.MoveParty(ctx, "node-dash", "/srv/node-dash", false); return err })
+
+		res, err := db.MoveParty(ctx, "node-dash", moved.Workspace, true)
+		if err != nil || res.Merged != "node-dash~2" || res.From != "/srv/node-dash" {
+			t.Fatalf("move: %+v %v", res, err)
+		}
+		if name, known, _ := db.PartyName(ctx, moved); name != "node-dash" || !known {
+			t.Fatalf("the new folder is %q (known %v)", name, known)
+		}
+		inbox, err := db.Inbox(ctx, moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inbox.WaitingOnMe) != 1 || inbox.WaitingOnMe[0].Item != "enum" {
+			t.Errorf("the session in the new folder is not asked for its ack: %+v", inbox.WaitingOnMe)
+		}
+		notes := readAll(t, db, moved, "dash-notes")
+		if len(notes.Messages) != 1 || notes.Messages[0].From != "node-dash" {
+			t.Errorf("node-dash~2's message is not node-dash's: %+v", notes.Messages)
+		}
+		list, _ := db.Parties(ctx)
+		for _, p := range list {
+			if p.Name == "node-dash~2" {
+				t.Error("node-dash~2 is still a party")
+			}
+			if p.Name == "node-dash" && !reflect.DeepEqual(p.Channels, []string{"dash-notes", "gw--dash"}) {
+				t.Errorf("node-dash sits in %q", p.Channels)
+			}
+		}
+
+		// A folder nobody uses yet: a plain move.
+		if res, err := db.MoveParty(ctx, "fw-core", "/new/fw-core", false); err != nil || res.Merged != "" {
+			t.Errorf("plain move: %+v %v", res, err)
+		}
+	})
 }
 
 // Merging combines rows both parties hold: an ack given under the new name
 // counts for the item, and a seat and a cursor are not lost.
 func TestMergeCombinesSharedRows(t *testing.T) {
-	t.Parallel()
-	db := world(t)
-	ctx := context.Background()
-	moved := Identity{Name: "node-dash", Workspace: "/home/me/node-dash"}
-	must(t)(db.Register(ctx, moved))
-	must(t)(db.ChannelJoin(ctx, moved, "gw--dash"))
-	must(t)(db.Ask(ctx, gw, AskArgs{Title: "Both of you?", Body: "?", Slug: "both"}))
-	must(t)(db.Ack(ctx, moved, "both", "", ""))
-	must(t)(db.MoveParty(ctx, "node-dash", moved.Workspace, true))
-	inbox, _ := db.Inbox(ctx, moved)
-	if len(inbox.WaitingOnMe) != 0 {
-		t.Errorf("the ack given as node-dash~2 does not count: %+v", inbox.WaitingOnMe)
-	}
-	var consumers int
-	rawSQL(db).QueryRow(`SELECT count(*) FROM item_consumers`).Scan(&consumers)
-	if consumers != 2 {
-		t.Errorf("%d consumer rows, want mesh-gw's and node-dash's", consumers)
-	}
+	bothEngines(t, func(t *testing.T) {
+		db := world(t)
+		ctx := context.Background()
+		moved := Identity{Name: "node-dash", Workspace: "/home/me/node-dash"}
+		must(t)(db.Register(ctx, moved))
+		must(t)(db.ChannelJoin(ctx, moved, "gw--dash"))
+		must(t)(db.Ask(ctx, gw, AskArgs{Title: "Both of you?", Body: "?", Slug: "both"}))
+		must(t)(db.Ack(ctx, moved, "both", "", ""))
+		must(t)(db.MoveParty(ctx, "node-dash", moved.Workspace, true))
+		inbox, _ := db.Inbox(ctx, moved)
+		if len(inbox.WaitingOnMe) != 0 {
+			t.Errorf("the ack given as node-dash~2 does not count: %+v", inbox.WaitingOnMe)
+		}
+		var consumers int
+		rawSQL(db).QueryRow(`SELECT count(*) FROM item_consumers`).Scan(&consumers)
+		if consumers != 2 {
+			t.Errorf("%d consumer rows, want mesh-gw's and node-dash's", consumers)
+		}
+	})
 }
 
 func TestForgetParty(t *testing.T) {

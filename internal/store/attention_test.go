@@ -317,9 +317,6 @@ func TestMergeAndForgetCarryMentions(t *testing.T) {
 		if _, err := db.ForgetParty(ctx, "ghost", true); err != nil {
 			t.Fatalf("forget a party that was addressed: %v", err)
 		}
-		if onPostgres(t) {
-			return // parties move --merge fails on a team store before it reaches the mentions (a step binds only ?2)
-		}
 		if _, err := db.MoveParty(ctx, "node-dash", fw.Workspace, true); err != nil {
 			t.Fatalf("merge a party that was addressed: %v", err)
 		}

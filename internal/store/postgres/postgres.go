@@ -199,7 +199,18 @@ func (e *Engine) Version(ctx context.Context) (int, error) {
 // (engine.TokenStore): the table hub_tokens of the store itself, through
 // the pool.
 func (e *Engine) TokenDB(context.Context) (*sql.DB, func(string) string, func() error, error) {
-	return e.sql, e.rewrite, nil, nil
+	return e.sql, e.rewriteDense, nil, nil
+}
+
+// rewriteDense is a query whose parameters are numbered 1 to n, whose
+// arguments go as given, in PostgreSQL's dialect (the tokens' statements
+// run outside a Tx, which would put skipped ones in order).
+func (e *Engine) rewriteDense(query string) string {
+	pg := e.rewrite(query)
+	if pg.order != nil {
+		panic("postgres: " + query + " skips a parameter number; the tokens' statements must use 1 to n")
+	}
+	return pg.text
 }
 
 // Schema is the schema's steps for PostgreSQL in order: the SQL of

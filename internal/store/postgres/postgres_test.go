@@ -11,6 +11,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
+
+	"reflect"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -134,8 +136,29 @@ func TestToPostgres(t *testing.T) {
 		`SELECT datemax(a, b), max(a) FROM t`:                        `SELECT datemax(a, b), max(a) FROM t`,
 		`WHERE id IN (SELECT value FROM json_each(?))`:               `WHERE id = ANY(ARRAY(SELECT json_array_elements_text($1::json)::bigint))`,
 	} {
-		if got := toPostgres(sqlite); got != want {
+		if got, _ := toPostgres(sqlite); got != want {
 			t.Errorf("toPostgres(%s)\n got %s\nwant %s", sqlite, got, want)
+		}
+	}
+}
+
+// SQLite lets a statement use ?2 without ?1; PostgreSQL cannot type a
+// parameter no statement uses, so the numbers become dense and the
+// arguments follow them.
+func TestSkippedParametersBecomeDense(t *testing.T) {
+	for _, c := range []struct {
+		sqlite, want string
+		args, gets   []any
+	}{
+		{`UPDATE t SET a = ?2 WHERE b = ?2`, `UPDATE t SET a = $1 WHERE b = $1`, []any{"x", "y"}, []any{"y"}},
+		{`DELETE FROM t WHERE a = ?3 OR b = ?1`, `DELETE FROM t WHERE a = $2 OR b = $1`, []any{"x", "y", "z"}, []any{"x", "z"}},
+		{`SELECT ?1, ?2, ?1`, `SELECT $1, $2, $1`, []any{"x", "y"}, []any{"x", "y"}},
+		{`SELECT ?2, ?`, `SELECT $1, $2`, []any{"x", "y", "z"}, []any{"y", "z"}}, // a bare ? is one past the highest, as in SQLite
+	} {
+		text, order := toPostgres(c.sqlite)
+		got := statement{text, order}.args(c.args)
+		if text != c.want || !reflect.DeepEqual(got, c.gets) {
+			t.Errorf("%s\n got %s %v\nwant %s %v", c.sqlite, text, got, c.want, c.gets)
 		}
 	}
 }

@@ -331,7 +331,8 @@ func (t *tx) forEngine(query string, args []any) (string, []any) {
 			}
 		}
 	}
-	return t.e.rewrite(query), args
+	pg := t.e.rewrite(query)
+	return pg.text, pg.args(args)
 }
 
 func (t *tx) Exec(query string, args ...any) (sql.Result, error) {
@@ -372,7 +373,11 @@ func (t *tx) Prepare(query string) (*sql.Stmt, error) {
 		return nil, err
 	}
 	t.wrote = true // only the seeding prepares, and it writes
-	return t.PrepareContext(t.ctx, t.e.rewrite(query))
+	pg := t.e.rewrite(query)
+	if pg.order != nil {
+		return nil, fmt.Errorf("prepare %q: a prepared statement must use its parameters 1 to n", query)
+	}
+	return t.PrepareContext(t.ctx, pg.text)
 }
 
 func (t *tx) Wrote() bool { return t.wrote }

@@ -177,7 +177,8 @@ func (d *DB) Backup(ctx context.Context, dir string, retainDays int, now time.Ti
 type Copied = postgres.Copied
 
 // CopyTo copies everything in the database src reads — parties, channels,
-// seats, messages, items and their consumers, cursors — into the team
+// seats, messages, items and their consumers, cursors, and every table a
+// later schema added (postgres.copyTables) — into the team
 // store dst, keeping every id, seq and time, in one transaction of dst: a
 // copy that fails leaves dst as it was. A dst that already holds a party
 // or a channel is refused: a copy never merges two chats.

@@ -31,6 +31,13 @@ var copyTables = []struct {
 	{"item_due", "message_id, due_at, stage, next_at, set_at", "due time", "due times", true},
 	// Copied with its ids: restartIdentities moves the identity past them.
 	{"item_stages", "id, message_id, stage, due_at, planned_at, at, parties, outcome", "escalation stage", "escalation stages", true},
+	{"told", "message_id, party_id, told_at, via", "telling", "tellings", true},
+	{"idempotency_keys", "party_id, call_key, tool, args_hash, answer, display, created_ns", "kept answer", "kept answers", true},
+	{"claims", "id, kind, owner_id, pattern, holder_id, exclusive, reason, item_id, ttl_seconds, claimed_at, expires_at, renew_until, ended_at, ended_how, ended_by", "claim", "claims", true},
+	{"claim_waiters", "claim_id, party_id, asked_at", "claim waiter", "claim waiters", true},
+	{"mentions", "message_id, party_id, via", "mention", "mentions", true},
+	{"attention", "channel_id, party_id, mode, updated_at", "attention setting", "attention settings", true},
+	{"chains", "message_id, chain, hop", "chained post", "chained posts", true},
 }
 
 // copyBatch is how many rows one INSERT carries.
@@ -63,7 +70,9 @@ func (c Copied) String() string {
 }
 
 // CopyFrom copies everything in the database src reads — parties,
-// channels, seats, messages, items and their consumers, cursors — into
+// channels, seats, messages, items and their consumers, cursors, and what
+// later schemas added: due times, tellings, kept answers, claims,
+// mentions, attention and chains — into
 // the team store e, keeping every id, seq and time, in one transaction of
 // e: a copy that fails leaves e as it was. A store that already holds a
 // party or a channel is refused: a copy never merges two chats. Only a
@@ -179,6 +188,7 @@ func restartIdentities(t engine.Tx) error {
 	for _, c := range []struct{ table, column string }{
 		{"parties", "id"}, {"channels", "id"}, {"messages", "id"},
 		{"channel_parties", "rowid"}, {"item_consumers", "rowid"}, {"item_stages", "id"},
+		{"claims", "id"},
 	} {
 		_, err := t.Exec(fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', '%s'), coalesce((SELECT max(%s) FROM %s), 0) + 1, false)`,
 			c.table, c.column, c.column, c.table))

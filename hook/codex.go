@@ -3,11 +3,13 @@ package hook
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/codexwake"
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
+	"github.com/mcpp/mcpp-chat/internal/turns"
 )
 
 // SessionEnd is the event Codex runs when it lets a thread go (it keeps a
@@ -36,7 +38,61 @@ func RingLine(p store.Pending) string {
 			who = append(who, name)
 		}
 	}
-	return "mcpp-chat: " + who.subject() + " waiting on this session. Call chat_inbox to see what waits, then answer from this repository."
+	return ringHead + who.subject() + ringTail
+}
+
+// A ring line begins and ends so, whoever waits: how the hook tells the
+// prompt a ring queued from one a person typed.
+const (
+	ringHead = "mcpp-chat: "
+	ringTail = " waiting on this session. Call chat_inbox to see what waits, then answer from this repository."
+)
+
+// isRingPrompt reports the prompt a ring queued (RingLine).
+func isRingPrompt(prompt string) bool {
+	p := strings.TrimSpace(prompt)
+	return strings.HasPrefix(p, ringHead) && strings.HasSuffix(p, ringTail) && !strings.Contains(p, "\n")
+}
+
+// Ring is what the Codex doorbell may ring the party for now: as for any
+// wake (Decide), the keys a peer waits on it for less those whose senders
+// woke it attention.wakes_per_10m times already, and when such a held key
+// may ring. Line is what a ring queues.
+type Ring struct {
+	Keys  []string
+	Line  string
+	Retry time.Time
+
+	p     store.Pending
+	log   WakeLog
+	limit int
+	now   time.Time
+}
+
+// PlanRing decides what the doorbell may ring party root for, with the
+// party's wake log in the hook's state folder dir.
+func PlanRing(dir, root string, p store.Pending, limit int, now time.Time) Ring {
+	log := ReadWakeLog(dir, root)
+	d := Decide(p, nil, log, limit, now)
+	return Ring{Keys: missing(d.Keys, newSet(d.Held)), Line: RingLine(p), Retry: d.Retry, p: p, log: log, limit: limit, now: now}
+}
+
+// Rang records a ring of a thread last rung for prior, as a wake records
+// itself: its senders in the party's wake log (the per-sender limit counts
+// it), and the chain of the turn it begins under client c, the Codex
+// process that runs the thread's hooks and servers — so that the posts the
+// rung turn makes carry the next hop, and a loop through a Codex session
+// stops at attention.max_hops like any other.
+func (r Ring) Rang(ctx context.Context, dir, root string, c turns.Client, thread string, prior []string) error {
+	d := Decide(r.p, prior, r.log, r.limit, r.now)
+	now := time.Now()
+	if err := AddWakes(ctx, dir, root, d.Senders, now); err != nil {
+		return err
+	}
+	if d.Chain.ID == "" {
+		return nil
+	}
+	return turns.Write(dir, c, root, turns.Turn{Chain: d.Chain.ID, Hop: d.Chain.Hop, Cause: turns.Ring, At: now.UTC(), Session: thread})
 }
 
 // MarkRung records in the Codex session's record (session is the thread)

@@ -10,6 +10,10 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/codexwake"
 	"github.com/mcpp/mcpp-chat/internal/store"
+
+	"github.com/mcpp/mcpp-chat/internal/turns"
+
+	"time"
 )
 
 // codexServer is Codex's shared background server as the hook finds it
@@ -137,5 +141,64 @@ func TestAStopAfterARingDoesNotBlockForTheSameState(t *testing.T) {
 	}
 	if out := f.run(t, Stop, "thread-1"); !strings.Contains(out, `"decision":"block"`) {
 		t.Errorf("a post after the ring did not block the Stop: %q", out)
+	}
+}
+
+// A ring is a wake like any other: it counts against its senders'
+// attention.wakes_per_10m, holds back what a sender at its limit posts,
+// and begins a turn of the chain of the posts it rings for, which the
+// prompt it queued does not replace — so a loop through a Codex session
+// stops at attention.max_hops.
+func TestARingCountsItsSendersAndContinuesTheirChain(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	client := turns.Client{PID: 779, Start: 1}
+	open := func(ctx context.Context) (*store.ReadOnly, error) {
+		return store.OpenReadOnly(ctx, f.env("MCPP_CHAT_DB"))
+	}
+	pending := func() store.Pending {
+		t.Helper()
+		p, err := readPending(ctx, open, f.dashRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f.say(t, store.WithChain(ctx, store.Chain{ID: "feed", Hop: 2}), f.gw, "gw--dash", "your turn")
+	ring := PlanRing(f.stateDir, f.dashRoot, pending(), 1, time.Now())
+	if len(ring.Keys) != 1 || !ring.Retry.IsZero() {
+		t.Fatalf("a first post: %+v", ring)
+	}
+	if err := ring.Rang(ctx, f.stateDir, f.dashRoot, client, "thread-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := turns.Read(f.stateDir, client, f.dashRoot)
+	if !ok || got.Chain != "feed" || got.Hop != 3 || got.Cause != turns.Ring {
+		t.Errorf("the rung turn: %+v %v", got, ok)
+	}
+	if n := ReadWakeLog(f.stateDir, f.dashRoot).count("mesh-gw", time.Now()); n != 1 {
+		t.Errorf("the wake log counts %d rings by mesh-gw", n)
+	}
+
+	// The prompt the ring queued is no person's: the turn stays.
+	f.runWith(t, UserPromptSubmit, "thread-1", "  "+ring.Line+"\n", client)
+	if got, _ := turns.Read(f.stateDir, client, f.dashRoot); got.Chain != "feed" || got.Hop != 3 {
+		t.Errorf("the ring's prompt replaced the turn: %+v", got)
+	}
+	f.runWith(t, UserPromptSubmit, "thread-1", "mcpp-chat: is waiting on this session? no, I typed this", client)
+	if got, _ := turns.Read(f.stateDir, client, f.dashRoot); got.Chain == "feed" || got.Cause != turns.Prompt {
+		t.Errorf("a typed prompt after the ring: %+v", got)
+	}
+
+	// mesh-gw is at its limit of 1: its next post does not ring until its
+	// ring leaves the window.
+	f.say(t, ctx, f.gw, "gw--dash", "again")
+	now := time.Now()
+	held := PlanRing(f.stateDir, f.dashRoot, pending(), 1, now)
+	if len(held.Keys) != 0 || held.Retry.Before(now.Add(WakeWindow-time.Minute)) {
+		t.Errorf("a post by a sender at its limit: %+v", held)
+	}
+	if free := PlanRing(f.stateDir, f.dashRoot, pending(), 2, now); len(free.Keys) != 1 {
+		t.Errorf("the same post with a limit of 2: %+v", free)
 	}
 }

@@ -26,10 +26,11 @@ func (o Options) clientProcess() (turns.Client, bool) {
 }
 
 // notePrompt records, at UserPromptSubmit, a prompt a person typed as the
-// start of a new chain. The prompt Claude Code submits for a wake is no
-// person's: its turn was recorded by the waiter that woke it.
+// start of a new chain. The prompt Claude Code submits for a wake, and
+// the one the Codex doorbell queues, are no person's: their turn was
+// recorded by the waiter or the doorbell that woke the session.
 func (o Options) notePrompt(pl Payload, root string) {
-	if isWakePrompt(pl.Prompt) {
+	if isWakePrompt(pl.Prompt) || isRingPrompt(pl.Prompt) {
 		return
 	}
 	c, ok := o.clientProcess()

@@ -394,6 +394,50 @@ func TestCodexIdleWakeRingsOnceForFivePosts(t *testing.T) {
 	}
 }
 
+// A ring is a wake of a chain like any other: the rung turn's post
+// carries the next hop of the chain of the post it rang for, and a prompt
+// the person types next starts a new chain — so a loop through a Codex
+// session stops at attention.max_hops.
+func TestCodexIdleWakeCarriesTheChainOn(t *testing.T) {
+	w, c, gw, dash := codexWakeWorld(t)
+	model := startModel(t,
+		scripted.End("waiting for peers"),
+		scripted.Do(scripted.MCP("chat", "chat_say", map[string]any{"text": "answer from the rung turn"})),
+		scripted.End("said"),
+		scripted.Do(scripted.MCP("chat", "chat_say", map[string]any{"text": "answer from a typed turn"})),
+		scripted.End("said again"))
+	x := c.interactive(t, gw, model)
+	x.prompt(t, "prompt-1: wait for peers")
+	x.awaitIdle(t)
+
+	w.mustCall(dash, "chat_say", map[string]any{"text": "over to you"}, nil)
+	awaitTurn(t, model, "the rung turn's say", func(turn *scripted.Turn) bool { return turn.Last().IsMCP("chat", "chat_say") })
+	x.awaitIdle(t)
+	x.prompt(t, "prompt-2: say it again")
+	awaitTurn(t, model, "the typed turn's say", func(turn *scripted.Turn) bool {
+		return turn.NewContains("prompt-2") || len(turns(model)) > 4 && turn.Last().IsMCP("chat", "chat_say")
+	})
+	x.awaitIdle(t)
+
+	db := roDB(t, w.db)
+	hop := func(body string) string {
+		t.Helper()
+		var hop int64
+		err := db.QueryRow(`SELECT c.hop FROM chains c JOIN messages m ON m.id = c.message_id WHERE m.body = ?`, body).Scan(&hop)
+		if err != nil {
+			return "no chain (" + err.Error() + ")"
+		}
+		return strconv.FormatInt(hop, 10)
+	}
+	// node-dash's post came from outside any turn: the ring began hop 1.
+	if got := hop("answer from the rung turn"); got != "1" {
+		t.Errorf("the rung turn's post is at hop %s, want 1", got)
+	}
+	if got := hop("answer from a typed turn"); got != "0" {
+		t.Errorf("the typed turn's post is at hop %s, want 0", got)
+	}
+}
+
 // A session whose terminal has quit is not rung. Codex keeps its thread
 // loaded, and our server running, for about a minute after, and would run
 // a queued message there as a turn nobody sees; the doorbell sees that no

@@ -17,6 +17,8 @@ import (
 	"github.com/mcpp/mcpp-chat/internal/listen"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/wake"
+
+	"github.com/mcpp/mcpp-chat/internal/turns"
 )
 
 // A serve that Codex started rings the party's idle Codex sessions when a
@@ -29,6 +31,11 @@ type doorbell struct {
 	bell *codexwake.Doorbell
 	poke chan struct{}
 	done chan struct{}
+	// ring is what the current look rings for; Look calls Rang within
+	// it, on run's goroutine.
+	ring  hook.Ring
+	limit int    // attention.wakes_per_10m
+	dir   string // the hook's state folder
 }
 
 // readTools are the calls that show the party what waits on it: one from
@@ -69,7 +76,10 @@ func startDoorbell(ctx context.Context, in install, log *slog.Logger) *doorbell 
 		return p.Root
 	}
 	env := os.Environ()
+	// Where this server's posts look for their turn (sessionTurn).
+	turnClient, _ := turns.ClientOf(os.Getpid())
 	d := &doorbell{poke: make(chan struct{}, 1), done: make(chan struct{})}
+	d.limit, d.dir = in.cfg.Attention.WakesPer10m, dir
 	d.bell = &codexwake.Doorbell{
 		Dir: dir, Client: c, Party: in.party.Root, Self: self, Log: log,
 		Ring: func(ctx context.Context, t codexwake.Thread, text string) error {
@@ -81,10 +91,15 @@ func startDoorbell(ctx context.Context, in install, log *slog.Logger) *doorbell 
 		},
 		Interfaces: func() int { return codexwake.Interfaces(c, in.party.Root, partyOf) },
 		// As the idle wake does, the ring counts as reported to the
-		// session's Stop hook, which then does not block for it too.
-		Rang: func(ctx context.Context, t codexwake.Thread, keys []string) {
+		// session's Stop hook, which then does not block for it too; and
+		// as any wake, it counts for the per-sender limit and begins a
+		// turn of the chain of the posts it rings for.
+		Rang: func(ctx context.Context, t codexwake.Thread, keys, prior []string) {
 			if err := hook.MarkRung(ctx, dir, t.ID, in.party.Root, keys); err != nil {
 				log.Warn("the Codex doorbell could not note its ring for the Stop hook", "thread", t.ID, "err", err)
+			}
+			if err := d.ring.Rang(ctx, dir, in.party.Root, turnClient, t.ID, prior); err != nil {
+				log.Warn("the Codex doorbell could not note its ring's chain and senders", "thread", t.ID, "err", err)
 			}
 		},
 		Alive: codexwake.Alive,
@@ -109,7 +124,16 @@ func (d *doorbell) run(ctx context.Context, src source) {
 		var again time.Duration
 		p, err := src.pending(ctx)
 		if err == nil {
-			again = d.bell.Look(ctx, codexwake.Waiting{Keys: hook.WakeKeys(p), Line: hook.RingLine(p)})
+			now := time.Now()
+			d.ring = hook.PlanRing(d.dir, d.bell.Party, p, d.limit, now)
+			again = d.bell.Look(ctx, codexwake.Waiting{Keys: d.ring.Keys, Line: d.ring.Line})
+			if !d.ring.Retry.IsZero() {
+				// A key held by the per-sender limit rings once its
+				// sender may wake the party again, with no new change.
+				if held := max(d.ring.Retry.Sub(now), time.Millisecond); again == 0 || held < again {
+					again = held
+				}
+			}
 		}
 		var retry <-chan time.Time
 		if again > 0 {
@@ -195,6 +219,7 @@ func pendingSource(ctx context.Context, in install) (source, error) {
 	if err != nil {
 		return source{}, err
 	}
+	r.SetAttention(*attentionOf(in.cfg)) // the hooks' rules: what rings is what wakes
 	var w watcher
 	if in.onPostgres() {
 		w = listen.New(in.paths.Store)

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/mcpp/mcpp-chat/hook"
+	"github.com/mcpp/mcpp-chat/internal/codexwake"
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/turns"
 )
@@ -15,6 +16,11 @@ import (
 // carry no chain.
 func (in install) sessionTurn() func() (store.Chain, bool) {
 	dir := hook.StateDir(in.env)
+	if c, ok := codexwake.FindClient(os.Getpid()); ok {
+		// Codex gives its servers few variables and its hooks all of
+		// its own: the turn is where the hooks (and the doorbell) keep it.
+		dir = hook.StateDir(c.Getenv)
+	}
 	client, ok := turns.ClientOf(os.Getpid())
 	if !ok || dir == "" {
 		return nil

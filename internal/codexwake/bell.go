@@ -25,8 +25,8 @@ type Doorbell struct {
 	Ring       func(ctx context.Context, t Thread, text string) error
 	Interfaces func() int
 	// Rang, when set, is told of each ring that went out, with what it
-	// was for.
-	Rang  func(ctx context.Context, t Thread, keys []string)
+	// was for and what the thread was rung for before.
+	Rang  func(ctx context.Context, t Thread, keys, prior []string)
 	Alive func(Process) bool
 	Now   func() time.Time
 }
@@ -113,7 +113,7 @@ func (d *Doorbell) Look(ctx context.Context, w Waiting) (again time.Duration) {
 	for _, g := range rings {
 		rang := d.Ring(ctx, g.thread, w.Line)
 		if rang == nil && d.Rang != nil {
-			d.Rang(ctx, g.thread, w.Keys)
+			d.Rang(ctx, g.thread, w.Keys, g.prior)
 		}
 		var report string
 		var retry time.Duration

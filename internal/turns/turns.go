@@ -31,6 +31,7 @@ const (
 	Prompt = "prompt" // a person typed a prompt
 	Wake   = "wake"   // the idle wake woke the session
 	Stop   = "stop"   // a Stop block kept the turn going
+	Ring   = "ring"   // the Codex doorbell queued the turn's prompt
 )
 
 // Turn is the turn a session of a party is in.

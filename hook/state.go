@@ -6,16 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
+
+	"github.com/mcpp/mcpp-chat/internal/statefile"
 )
 
 // State is what the hook already told one session about one party, so that
@@ -136,10 +136,10 @@ func UpdateState(ctx context.Context, dir, session, workspace string, fn func(*S
 	defer f.Close()
 	lockCtx, cancel := context.WithTimeout(ctx, stateLockWait)
 	defer cancel()
-	if err := lockFile(lockCtx, f); err != nil {
+	if err := statefile.Lock(lockCtx, f); err != nil {
 		return fmt.Errorf("lock the hook state: %w", err)
 	}
-	defer unlockFile(f)
+	defer statefile.Unlock(f)
 	before, _ := io.ReadAll(io.LimitReader(f, maxState))
 	st, _ := parseState(before, session, workspace) // none, torn or foreign: start afresh
 	st.SessionID, st.Workspace = session, workspace
@@ -188,20 +188,10 @@ func PeekState(dir, session, workspace string) (st State, ok bool) {
 // bytes in practice).
 const maxState = 1 << 20
 
-// openState opens a session's record, which must be a regular file: a
-// symlink planted there is refused rather than followed (the hook would
-// write its JSON over whatever it points at), and so is a FIFO or device,
-// without waiting on it.
+// openState opens a session's record (or a party's wake log), a regular
+// file (statefile.Open).
 func openState(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|noFollow|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open the hook state: %w", err)
-	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("the hook state %s is not a regular file — remove it", path)
-	}
-	return f, nil
+	return statefile.Open(path, flag, "the hook state")
 }
 
 // parseState decodes a record; ok is false for an empty, torn or foreign one.
@@ -253,5 +243,3 @@ func missing(keys []string, other set) []string {
 	}
 	return out
 }
-
-var errLockBusy = errors.New("the hook state is locked by another hook process")

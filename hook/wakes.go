@@ -16,6 +16,8 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	"github.com/mcpp/mcpp-chat/internal/turns"
+
+	"github.com/mcpp/mcpp-chat/internal/statefile"
 )
 
 // What wakes a party is decided in one place, Decide: a Stop block, the
@@ -221,10 +223,10 @@ func AddWakes(ctx context.Context, dir, root string, senders []string, now time.
 	defer f.Close()
 	lockCtx, cancel := context.WithTimeout(ctx, stateLockWait)
 	defer cancel()
-	if err := lockFile(lockCtx, f); err != nil {
+	if err := statefile.Lock(lockCtx, f); err != nil {
 		return fmt.Errorf("lock the wake log: %w", err)
 	}
-	defer unlockFile(f)
+	defer statefile.Unlock(f)
 	data, _ := io.ReadAll(io.LimitReader(f, maxState))
 	var l WakeLog
 	json.Unmarshal(data, &l)

@@ -6,15 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/mcpp/mcpp-chat/internal/statefile"
 )
 
 // Record is what the doorbell knows of one party's Codex threads under
@@ -86,9 +86,6 @@ func RecordPath(dir string, client Process, party string) string {
 // lockWait bounds how long a hook or server waits for the record's lock.
 const lockWait = 200 * time.Millisecond
 
-// errLockBusy: another process holds the record for longer than lockWait.
-var errLockBusy = errors.New("the Codex record is locked by another process")
-
 // Update runs fn on the record of party under client, in dir, with the
 // file locked, and saves what fn left. A record of another client or
 // party (a hash collision, a planted file) is started afresh.
@@ -103,10 +100,10 @@ func Update(ctx context.Context, dir string, client Client, party string, fn fun
 	defer f.Close()
 	lockCtx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	if err := lockFile(lockCtx, f); err != nil {
+	if err := statefile.Lock(lockCtx, f); err != nil {
 		return fmt.Errorf("lock the Codex record: %w", err)
 	}
-	defer unlockFile(f)
+	defer statefile.Unlock(f)
 	before, _ := io.ReadAll(io.LimitReader(f, maxRecord))
 	var r Record
 	if json.Unmarshal(before, &r) != nil || r.Client.Process != client.Process || r.Party != party {
@@ -158,18 +155,9 @@ func Records(dir string) []string {
 	return paths
 }
 
-// openRecord opens a record, which must be a regular file: a symlink
-// planted there is refused rather than followed, and so is a FIFO.
+// openRecord opens a record, a regular file (statefile.Open).
 func openRecord(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|noFollow|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open the Codex record: %w", err)
-	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("the Codex record %s is not a regular file — remove it", path)
-	}
-	return f, nil
+	return statefile.Open(path, flag, "the Codex record")
 }
 
 // thread is the record's thread id, or nil.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package codexwake
+package statefile
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 // noFollow makes an open fail on a symlink instead of following it.
 const noFollow = syscall.O_NOFOLLOW
 
-// lockFile takes an exclusive advisory lock on f, retrying until ctx ends.
-func lockFile(ctx context.Context, f *os.File) error {
+// Lock takes an exclusive advisory lock on f, trying again until ctx ends
+// (then ErrBusy).
+func Lock(ctx context.Context, f *os.File) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -25,10 +26,11 @@ func lockFile(ctx context.Context, f *os.File) error {
 		}
 		select {
 		case <-ctx.Done():
-			return errLockBusy
+			return ErrBusy
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
 
-func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+// Unlock lets f's lock go.
+func Unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -5,10 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
+
+	cliversion "github.com/mcpp/mcpp-chat/internal/version"
 )
 
 // claudeCodeTested is the Claude Code version the end-to-end tests pin
@@ -48,12 +47,12 @@ func findClaudeCode(getenv func(string) string) claudeCode {
 	ctx, cancel := context.WithTimeout(context.Background(), versionWait)
 	defer cancel()
 	out, _ := exec.CommandContext(ctx, path, "--version").Output()
-	return claudeCode{path: path, version: versionIn(string(out))}
+	return claudeCode{path: path, version: cliversion.In(string(out))}
 }
 
 // older reports a Claude Code known to be older than the tested one.
 func (c claudeCode) older() bool {
-	return c.version != "" && compareVersions(c.version, claudeCodeTested) < 0
+	return c.version != "" && cliversion.Compare(c.version, claudeCodeTested) < 0
 }
 
 // wakeNote says why the idle wake is left out, or what could not be
@@ -69,34 +68,6 @@ func (c claudeCode) wakeNote() string {
 			", the version the idle wake is tested with (its asyncRewake hooks are experimental; an older version may run the waiter in the foreground and hold every stop)"
 	}
 	return ""
-}
-
-var versionPattern = regexp.MustCompile(`\b\d+(\.\d+)+\b`)
-
-// versionIn is the first version number in s ("2.1.332 (Claude Code)").
-func versionIn(s string) string {
-	return versionPattern.FindString(s)
-}
-
-// compareVersions compares dotted numbers: -1, 0 or 1.
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range max(len(as), len(bs)) {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
 
 // lookPath finds an executable file named name in the folders of path

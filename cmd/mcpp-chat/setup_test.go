@@ -786,20 +786,6 @@ func TestClaudeCodeTestedIsTheMakefilesVersion(t *testing.T) {
 	t.Fatal("no CLAUDE_CODE_VERSION in the Makefile")
 }
 
-func TestCompareVersions(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{{"2.1.332", "2.1.332", 0}, {"2.1.99", "2.1.332", -1}, {"2.10.0", "2.9.9", 1}, {"2.1", "2.1.0", 0}, {"3", "2.9.9", 1}} {
-		if got := compareVersions(tc.a, tc.b); got != tc.want {
-			t.Errorf("compareVersions(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-	if v := versionIn("2.1.332 (Claude Code)\n"); v != "2.1.332" {
-		t.Errorf("versionIn = %q", v)
-	}
-}
-
 // --remove after a --write that created the settings file leaves no file
 // behind (and no `{"hooks": {}}`); in a file with other keys it leaves
 // those keys and no empty hooks table.

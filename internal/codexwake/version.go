@@ -25,8 +25,8 @@ package codexwake
 
 import (
 	"regexp"
-	"strconv"
-	"strings"
+
+	"github.com/mcpp/mcpp-chat/internal/version"
 )
 
 // Tested is the Codex version the doorbell is tested with (the Makefile's
@@ -35,35 +35,12 @@ import (
 // interactive session are this version's; an older Codex is not rung.
 const Tested = "0.171.0"
 
-var versionPattern = regexp.MustCompile(`\b\d+(\.\d+)+\b`)
-
 // VersionIn is the first version number in s ("codex-cli 0.171.0").
-func VersionIn(s string) string { return versionPattern.FindString(s) }
+func VersionIn(s string) string { return version.In(s) }
 
 // Older reports a version known to be older than Tested; "" is not known.
-func Older(version string) bool {
-	return version != "" && compareVersions(version, Tested) < 0
-}
-
-// compareVersions compares dotted version numbers numerically.
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range max(len(as), len(bs)) {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
+func Older(v string) bool {
+	return v != "" && version.Compare(v, Tested) < 0
 }
 
 // releasePattern finds the version in the path of the binary Codex's

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
+
+	"github.com/mcpp/mcpp-chat/internal/transcript"
 )
 
 // Clean removes escape sequences and control characters from message text,
@@ -143,24 +145,12 @@ func unreadByPeerLine(u store.Receipt) string {
 	if u.Item != "" {
 		what = "[" + u.Item + "]"
 	}
-	line := fmt.Sprintf("- #%s #%d %s, %s — not yet read by %s", u.Channel, u.Seq, what, utcMinute(u.Since), toldNames(u.UnreadBy, u.ToldAt))
+	d := transcript.Delivery{Told: u.ToldAt, Read: u.ReadAt}
+	line := fmt.Sprintf("- #%s #%d %s, %s — not yet read by %s", u.Channel, u.Seq, what, utcMinute(u.Since), d.Recipients(u.UnreadBy))
 	if len(u.ReadBy) > 0 {
-		line += "; seen by " + names(u.ReadBy)
+		line += "; seen by " + d.Recipients(u.ReadBy)
 	}
 	return line + "\n"
-}
-
-// toldNames lists parties that have not read a message, each with when
-// and how our hook or wake told it of the message, if it did.
-func toldNames(parties []string, told map[string]store.Told) string {
-	out := make([]string, len(parties))
-	for i, p := range parties {
-		out[i] = p
-		if tl, ok := told[p]; ok {
-			out[i] += fmt.Sprintf(" (told %s by %s)", utcMinute(tl.At), tl.Via)
-		}
-	}
-	return names(out)
 }
 
 // utcMinute is a stored time to the minute, in UTC.

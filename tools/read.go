@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
+
+	"github.com/mcpp/mcpp-chat/internal/transcript"
 )
 
 type readArgs struct {
@@ -278,16 +280,18 @@ func renderReadMessage(m readMessage, compact bool) string {
 	return head + "\n" + line + receiptLine(m.Message)
 }
 
-// receiptLine is who has read one of your own messages and who not yet
-// (and when our hook or wake told them of it), as the JSON's read_by,
-// unread_by and told_to say; "" for a peer's message.
+// receiptLine is who has read one of your own messages and who not yet,
+// each with when our hook or wake told it, when it read, when it acked,
+// as the JSON's read_by, unread_by, told_to, read_at and consumers say;
+// "" for a peer's message.
 func receiptLine(m store.Message) string {
+	d := transcript.DeliveryOf(m)
 	var parts []string
 	if len(m.ReadBy) > 0 {
-		parts = append(parts, "seen by "+names(m.ReadBy))
+		parts = append(parts, "seen by "+d.Recipients(m.ReadBy))
 	}
 	if len(m.UnreadBy) > 0 {
-		parts = append(parts, "not yet read by "+toldNames(m.UnreadBy, m.ToldTo))
+		parts = append(parts, "not yet read by "+d.Recipients(m.UnreadBy))
 	}
 	if len(parts) == 0 {
 		return ""

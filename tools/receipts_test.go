@@ -72,7 +72,7 @@ func TestReceiptsInReadAndInbox(t *testing.T) {
 	if m := receipts(p.writer); !reflect.DeepEqual(m["read_by"], []any{"reader"}) || !reflect.DeepEqual(m["unread_by"], []any{}) {
 		t.Errorf("once read: %v", m)
 	}
-	if d := readDisplay(p.writer); !strings.Contains(d, "\n  _seen by reader_") {
+	if d := readDisplay(p.writer); !strings.Contains(d, "\n  _seen by reader (read ") {
 		t.Errorf("once read, the display:\n%s", d)
 	}
 	in = unreadByPeersReply{}

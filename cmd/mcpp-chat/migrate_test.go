@@ -37,7 +37,7 @@ func TestMigrateCopesWithNUL(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// In words, singular for one: not the tables' names.
-	if !strings.HasPrefix(lines[0], "copied 2 parties, 1 channel, 2 seats in channels, 1 message, 0 consumers of items, 1 read position from ") ||
+	if !strings.HasPrefix(lines[0], "copied 2 parties, 1 channel, 2 seats in channels, 1 message, 0 consumers of items, 1 read position, 1 read time from ") ||
 		lines[1] != "replaced NUL characters (U+0000) and bytes that are not UTF-8, which PostgreSQL cannot store, with U+FFFD (�) in 1 text field" {
 		t.Errorf("migrate said:\n%s", out)
 	}

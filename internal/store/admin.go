@@ -168,6 +168,11 @@ func (t *tx) mergeParty(a, b party) error {
 			SELECT channel_id, ?1, last_seq, updated_at FROM cursors WHERE party_id = ?2
 			ON CONFLICT (channel_id, party_id) DO UPDATE SET last_seq = max(cursors.last_seq, excluded.last_seq), updated_at = excluded.updated_at`,
 		`DELETE FROM cursors WHERE party_id = ?2`,
+		// Read times (channels.go) go with the party, a's kept where
+		// both moved to the same seq.
+		`INSERT INTO reads (channel_id, party_id, upto_seq, read_at) SELECT channel_id, ?1, upto_seq, read_at FROM reads WHERE party_id = ?2
+			ON CONFLICT (channel_id, party_id, upto_seq) DO NOTHING`,
+		`DELETE FROM reads WHERE party_id = ?2`,
 		`UPDATE item_consumers AS x SET acked_at = coalesce(x.acked_at, y.acked_at), prune_ok_at = coalesce(x.prune_ok_at, y.prune_ok_at)
 			FROM item_consumers AS y WHERE x.party_id = ?1 AND y.party_id = ?2 AND y.message_id = x.message_id`,
 		`UPDATE item_consumers SET party_id = ?1 WHERE party_id = ?2
@@ -261,6 +266,7 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 			`UPDATE claims SET ended_by = NULL WHERE ended_by = ?1`,
 			`DELETE FROM item_consumers WHERE party_id = ?1`,
 			`DELETE FROM cursors WHERE party_id = ?1`,
+			`DELETE FROM reads WHERE party_id = ?1`,
 			`DELETE FROM channel_parties WHERE party_id = ?1`,
 			`DELETE FROM told WHERE party_id = ?1`,
 			`DELETE FROM idempotency_keys WHERE party_id = ?1`,
@@ -274,6 +280,30 @@ func (d *DB) ForgetParty(ctx context.Context, name string, force bool) (ForgetRe
 		return nil
 	})
 	return out, err
+}
+
+// moveReads keeps the read times (channels.go) true to a cursor the
+// person moved from from to to: brought back, the rows it passes are
+// unread again and lose their times, while those it still covers keep
+// theirs; moved on, the move is a read of its own.
+func (t *tx) moveReads(channelID, partyID, from, to int64) error {
+	if to > from {
+		_, err := t.exec(`INSERT INTO reads (channel_id, party_id, upto_seq, read_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (channel_id, party_id, upto_seq) DO NOTHING`, channelID, partyID, to, t.now)
+		return err
+	}
+	if to > 0 {
+		// The first move past to read every row up to to: its time
+		// stays, at to.
+		if _, err := t.exec(`INSERT INTO reads (channel_id, party_id, upto_seq, read_at)
+			SELECT channel_id, party_id, ?3, min(read_at) FROM reads WHERE channel_id = ?1 AND party_id = ?2 AND upto_seq > ?3
+			GROUP BY channel_id, party_id
+			ON CONFLICT (channel_id, party_id, upto_seq) DO NOTHING`, channelID, partyID, to); err != nil {
+			return err
+		}
+	}
+	_, err := t.exec(`DELETE FROM reads WHERE channel_id = ? AND party_id = ? AND upto_seq > ?`, channelID, partyID, to)
+	return err
 }
 
 // CursorResult says where SetCursor moved a cursor.
@@ -317,6 +347,9 @@ func (d *DB) SetCursor(ctx context.Context, name, channelName string, seq int64)
 		if _, err := t.exec(`INSERT INTO cursors (channel_id, party_id, last_seq, updated_at) VALUES (?1, ?2, ?3, ?4)
 			ON CONFLICT (channel_id, party_id) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
 			c.id, p.id, seq, t.now); err != nil {
+			return err
+		}
+		if err := t.moveReads(c.id, p.id, out.From, seq); err != nil {
 			return err
 		}
 		return t.row(`SELECT count(*) FROM messages WHERE channel_id = ? AND is_archived = 0 AND author_id <> ? AND seq > ?`,

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"maps"
 )
 
 // A party's attention in a channel: with "all" its hooks tell it every
@@ -320,6 +322,8 @@ func (t *tx) attendReceipts(p party, out *Pending) error {
 		u.To = names
 		u.ReadBy = slices.DeleteFunc(u.ReadBy, func(n string) bool { return !slices.Contains(names, n) })
 		u.UnreadBy = slices.DeleteFunc(u.UnreadBy, func(n string) bool { return !slices.Contains(names, n) })
+		maps.DeleteFunc(u.ReadAt, func(n, _ string) bool { return !slices.Contains(names, n) })
+		maps.DeleteFunc(u.ToldAt, func(n string, _ Told) bool { return !slices.Contains(names, n) })
 		kept = append(kept, u)
 	}
 	out.UnreadByPeers = kept

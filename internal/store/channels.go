@@ -296,12 +296,21 @@ func (t *tx) cursor(channelID, partyID int64) (int64, error) {
 	return seq, err
 }
 
-// advanceCursor moves a cursor forward, never backwards.
+// advanceCursor moves a cursor forward, never backwards, and records when
+// it moved (the read times, schema version 8).
 func (t *tx) advanceCursor(channelID, partyID, seq int64) error {
 	t.clock(-partyID)
-	_, err := t.exec(`INSERT INTO cursors (channel_id, party_id, last_seq, updated_at) VALUES (?1, ?2, ?3, ?4)
+	res, err := t.exec(`INSERT INTO cursors (channel_id, party_id, last_seq, updated_at) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT (channel_id, party_id) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at
 		WHERE excluded.last_seq > cursors.last_seq`, channelID, partyID, seq, t.now)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 || seq <= 0 {
+		return err
+	}
+	_, err = t.exec(`INSERT INTO reads (channel_id, party_id, upto_seq, read_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (channel_id, party_id, upto_seq) DO NOTHING`, channelID, partyID, seq, t.now)
 	return err
 }
 

@@ -41,6 +41,9 @@ type Message struct {
 	// ToldTo says which parties our hook or wake told of the message,
 	// when and by which event (told.go); it rides with the receipts.
 	ToldTo map[string]Told `json:"told_to,omitempty"`
+	// ReadAt says when the parties of ReadBy read the message, where
+	// that is known (receipts.go, read times); it rides with the receipts.
+	ReadAt map[string]string `json:"read_at,omitempty"`
 	// To are the parties the message is addressed to (mentions.go), by
 	// name: those its to named, its @names and an @here's seated parties.
 	To []string `json:"to,omitempty"`
@@ -52,6 +55,8 @@ type Consumer struct {
 	Party   string `json:"party"`
 	Acked   bool   `json:"acked"`
 	PruneOK bool   `json:"prune_ok"`
+	// AckedAt is when it acked (a key the Python edition does not have).
+	AckedAt string `json:"acked_at,omitempty"`
 }
 
 const messageColumns = `
@@ -129,7 +134,7 @@ func parentRef(parKind, parSlug string, parSeq int64) string {
 // (in Go: an ORDER BY here costs a temporary b-tree of every row).
 func (t *tx) consumersOf(ids []int64) (map[int64][]Consumer, error) {
 	list, _ := json.Marshal(ids)
-	rows, err := t.query(`SELECT ic.message_id, p.name, ic.acked_at IS NOT NULL, ic.prune_ok_at IS NOT NULL
+	rows, err := t.query(`SELECT ic.message_id, p.name, coalesce(ic.acked_at, ''), ic.prune_ok_at IS NOT NULL
 		FROM item_consumers ic JOIN parties p ON p.id = ic.party_id
 		WHERE ic.message_id IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
@@ -140,9 +145,10 @@ func (t *tx) consumersOf(ids []int64) (map[int64][]Consumer, error) {
 	for rows.Next() {
 		var id int64
 		var c Consumer
-		if err := rows.Scan(&id, &c.Party, &c.Acked, &c.PruneOK); err != nil {
+		if err := rows.Scan(&id, &c.Party, &c.AckedAt, &c.PruneOK); err != nil {
 			return nil, err
 		}
+		c.Acked = c.AckedAt != ""
 		out[id] = append(out[id], c)
 	}
 	for _, list := range out {
@@ -368,7 +374,7 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		if err != nil {
 			return in, err
 		}
-		in.UnreadByPeers, err = t.unreadByPeers(p)
+		in.UnreadByPeers, err = t.unreadByPeers(p, true)
 		return in, err
 	})
 	if timely(out) {

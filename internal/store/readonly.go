@@ -174,7 +174,7 @@ func (t *tx) pending(p party, id Identity, newest int) (Pending, error) {
 	if err := t.inboxItems(p, &out.WaitingOnMe, &out.WaitingOnPeer); err != nil {
 		return out, err
 	}
-	if out.UnreadByPeers, err = t.unreadByPeers(p); err != nil {
+	if out.UnreadByPeers, err = t.unreadByPeers(p, false); err != nil {
 		return out, err
 	}
 	if err := t.pendingClaims(p, id.Team, &out); err != nil {

@@ -10,8 +10,13 @@ import (
 // Read receipts come from the cursors alone: a party seated in a channel
 // has read a row once its cursor there reaches the row's seq. Cursors move
 // only forward, so a row once read stays read, and a Python party's reads
-// count like ours. Nothing is stored for them (no schema change). Events
-// have none: nobody wrote them as a message.
+// count like ours. Events have none: nobody wrote them as a message.
+//
+// When a party read a row is the time its cursor moved to or past the
+// row's seq: each move is a row of reads (schema version 8, written by
+// advanceCursor). A cursor the Python edition, or a version before 8,
+// moved has none: its rows are read, at a time not known, and carry no
+// read_at.
 
 // How recent a message must be for chat_inbox's unread_by_peers (and the
 // hook's summary) to list it: written within ReceiptWindow, and among the
@@ -37,6 +42,8 @@ type Receipt struct {
 	// ToldAt says which peers our hook or wake told of the message, when
 	// and by which event (told.go).
 	ToldAt map[string]Told `json:"told_at,omitempty"`
+	// ReadAt says when the peers of ReadBy read it, where that is known.
+	ReadAt map[string]string `json:"read_at,omitempty"`
 	// To are the parties the message is addressed to, in the hook's
 	// view of a channel where the party's attention is mentions
 	// (attendReceipts); left out elsewhere.
@@ -108,7 +115,7 @@ func (t *tx) ownReceipts(channelID int64, author string, list []Message) error {
 		return err
 	}
 	withReceipts(list, seats, mine)
-	return t.withTold(list)
+	return t.withDelivery(channelID, list)
 }
 
 // receipts gives every message of list (one channel's) its receipts, as
@@ -123,7 +130,105 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 		return err
 	}
 	withReceipts(list, seats, func(Message) bool { return true })
-	return t.withTold(list)
+	return t.withDelivery(channelID, list)
+}
+
+// withDelivery gives the messages of list (one channel's) that carry
+// receipts who was told of them (told_to) and when their readers read
+// them (read_at).
+func (t *tx) withDelivery(channelID int64, list []Message) error {
+	if err := t.withTold(list); err != nil {
+		return err
+	}
+	var lo, hi int64
+	for _, m := range list {
+		if len(m.ReadBy) > 0 {
+			lo, hi = minSeq(lo, m.Seq), max(hi, m.Seq)
+		}
+	}
+	if hi == 0 {
+		return nil
+	}
+	moves, err := t.readMoves(channelID, lo, hi)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		list[i].ReadAt = moves.times(list[i].ReadBy, list[i].Seq)
+	}
+	return nil
+}
+
+func minSeq(lo, seq int64) int64 {
+	if lo == 0 || seq < lo {
+		return seq
+	}
+	return lo
+}
+
+// readMove is a move of a party's cursor: it read up to upto at at.
+type readMove struct {
+	upto int64
+	at   string
+}
+
+// moves are a channel's cursor moves, per party name, in order of seq.
+type moves map[string][]readMove
+
+// at is when party read the row seq: the time of its first move that
+// reached it; "" when no move says.
+func (ms moves) at(party string, seq int64) string {
+	list := ms[party]
+	i, _ := slices.BinarySearchFunc(list, seq, func(m readMove, seq int64) int { return cmp.Compare(m.upto, seq) })
+	if i == len(list) {
+		return ""
+	}
+	return list[i].at
+}
+
+// times are the read times of the row seq by readers, nil when none is
+// known.
+func (ms moves) times(readers []string, seq int64) map[string]string {
+	var out map[string]string
+	for _, name := range readers {
+		if at := ms.at(name, seq); at != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = at
+		}
+	}
+	return out
+}
+
+// readMoves reads the cursor moves of a channel's seated parties that say
+// when its rows lo to hi were read: per party those from lo up to its
+// first at or past hi — a range of the key per party, whatever the
+// channel's history.
+func (t *tx) readMoves(channelID, lo, hi int64) (moves, error) {
+	rows, err := t.query(`SELECT p.name, r.upto_seq, r.read_at
+		FROM channel_parties cp JOIN parties p ON p.id = cp.party_id
+		JOIN reads r ON r.channel_id = cp.channel_id AND r.party_id = cp.party_id
+		WHERE cp.channel_id = ?1 AND cp.left_at IS NULL AND r.upto_seq >= ?2
+		  AND r.upto_seq <= coalesce((SELECT min(f.upto_seq) FROM reads f
+		      WHERE f.channel_id = cp.channel_id AND f.party_id = cp.party_id AND f.upto_seq >= ?3), ?3)`, channelID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := moves{}
+	for rows.Next() {
+		var name string
+		var m readMove
+		if err := rows.Scan(&name, &m.upto, &m.at); err != nil {
+			return nil, err
+		}
+		out[name] = append(out[name], m)
+	}
+	for _, list := range out {
+		slices.SortFunc(list, func(a, b readMove) int { return cmp.Compare(a.upto, b.upto) })
+	}
+	return out, rows.Err()
 }
 
 // unreadByPeers lists p's recent live messages (ReceiptWindow,
@@ -137,8 +242,11 @@ func (t *tx) receipts(channelID int64, list []Message) error {
 // (left free, its planner scans every message for p's); the range has
 // both its ends so that PostgreSQL, planning for any values, prices it as
 // the few rows it is and walks the index too.
-func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
-	rows, err := t.query(`SELECT m.id, c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
+//
+// readTimes adds when each reader read (chat_inbox says it; the hook,
+// which tells receipts as they change, does not read them).
+func (t *tx) unreadByPeers(p party, readTimes bool) ([]Receipt, error) {
+	rows, err := t.query(`SELECT m.id, c.id, c.name, m.seq, m.kind, coalesce(m.slug, ''), m.created_at, peer.name, coalesce(cu.last_seq, 0)
 		FROM (SELECT cp.channel_id,
 		             (SELECT coalesce(max(seq), 0) FROM messages WHERE channel_id = cp.channel_id) AS top,
 		             (SELECT min(coalesce(pc.last_seq, 0)) FROM channel_parties ps
@@ -165,14 +273,16 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 	byMessage := map[message]*Receipt{}
 	var list []*Receipt
 	ids := map[message]int64{}
+	channels := map[string]int64{}
 	for rows.Next() {
 		var u Receipt
-		var id int64
+		var id, channelID int64
 		var peer string
 		var cursor int64
-		if err := rows.Scan(&id, &u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
+		if err := rows.Scan(&id, &channelID, &u.Channel, &u.Seq, &u.Kind, &u.Item, &u.Since, &peer, &cursor); err != nil {
 			return nil, err
 		}
+		channels[u.Channel] = channelID
 		if !recent(u.Since) {
 			continue
 		}
@@ -212,6 +322,11 @@ func (t *tx) unreadByPeers(p party) ([]Receipt, error) {
 	for i := range out {
 		out[i].ToldAt = told[ids[message{out[i].Channel, out[i].Seq}]]
 	}
+	if readTimes {
+		if err := t.receiptReadTimes(out, channels); err != nil {
+			return nil, err
+		}
+	}
 	slices.SortFunc(out, func(a, b Receipt) int {
 		return cmp.Or(strings.Compare(a.Channel, b.Channel), cmp.Compare(a.Seq, b.Seq))
 	})
@@ -231,4 +346,29 @@ func recentSince(now string) func(at string) bool {
 		t, err := time.Parse(time.RFC3339Nano, at)
 		return err == nil && !t.Before(from)
 	}
+}
+
+// receiptReadTimes gives the receipts of list when their readers read
+// them, a query per channel that has a receipt read by someone.
+func (t *tx) receiptReadTimes(list []Receipt, channels map[string]int64) error {
+	type span struct{ lo, hi int64 }
+	spans := map[string]span{}
+	for _, u := range list {
+		if len(u.ReadBy) > 0 {
+			sp := spans[u.Channel]
+			spans[u.Channel] = span{minSeq(sp.lo, u.Seq), max(sp.hi, u.Seq)}
+		}
+	}
+	for name, sp := range spans {
+		ms, err := t.readMoves(channels[name], sp.lo, sp.hi)
+		if err != nil {
+			return err
+		}
+		for i := range list {
+			if list[i].Channel == name {
+				list[i].ReadAt = ms.times(list[i].ReadBy, list[i].Seq)
+			}
+		}
+	}
+	return nil
 }

@@ -63,26 +63,17 @@ func newestWithReceipt(msgs []store.Message) int64 {
 	return 0
 }
 
-// receipt is who has read m and who has not (and when our hook or wake
-// told those who have not); "" when nobody else sits in its channel.
+// receipt is who has read m and who has not, each with what is known of
+// its way there (told, read, acked: Delivery); "" when nobody else sits
+// in its channel.
 func receipt(m store.Message) string {
+	d := DeliveryOf(m)
 	var parts []string
 	if len(m.ReadBy) > 0 {
-		parts = append(parts, "seen by "+partyList(m.ReadBy))
+		parts = append(parts, "seen by "+d.Recipients(m.ReadBy))
 	}
 	if len(m.UnreadBy) > 0 {
-		unread := partyList(m.UnreadBy)
-		if len(m.ToldTo) > 0 {
-			told := make([]string, len(m.UnreadBy))
-			for i, p := range m.UnreadBy {
-				told[i] = safe.OneLine(p, 64)
-				if tl, ok := m.ToldTo[p]; ok {
-					told[i] += " (told " + utcMinute(tl.At) + " by " + safe.OneLine(tl.Via, 20) + ")"
-				}
-			}
-			unread = strings.Join(told, ", ")
-		}
-		parts = append(parts, "not yet read by "+unread)
+		parts = append(parts, "not yet read by "+d.Recipients(m.UnreadBy))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -38,6 +38,7 @@ var copyTables = []struct {
 	{"mentions", "message_id, party_id, via", "mention", "mentions", true},
 	{"attention", "channel_id, party_id, mode, updated_at", "attention setting", "attention settings", true},
 	{"chains", "message_id, chain, hop", "chained post", "chained posts", true},
+	{"reads", "channel_id, party_id, upto_seq, read_at", "read time", "read times", true},
 }
 
 // copyBatch is how many rows one INSERT carries.

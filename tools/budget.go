@@ -74,15 +74,6 @@ func runeCost(r rune) int {
 	return escapedLen(r)
 }
 
-// textCost is what s costs inside a JSON string, quotes excluded.
-func textCost(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeCost(r)
-	}
-	return n
-}
-
 // prefixWithin returns the longest prefix of s, in whole runes, whose JSON
 // cost is at most room, and how many runes it holds.
 func prefixWithin(s string, room int) (string, int) {

@@ -7,7 +7,6 @@ package transcript
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/store"
 	safe "github.com/mcpp/mcpp-chat/internal/text"
@@ -76,15 +75,6 @@ func receipt(m store.Message) string {
 		parts = append(parts, "not yet read by "+d.Recipients(m.UnreadBy))
 	}
 	return strings.Join(parts, " · ")
-}
-
-// utcMinute is a stored time to the minute, in UTC.
-func utcMinute(at string) string {
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
-		return safe.OneLine(at, 40)
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 func partyList(names []string) string {

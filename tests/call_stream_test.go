@@ -156,7 +156,6 @@ func TestCallStreamWaitsConcurrentlyAndAnswersAllAtEOF(t *testing.T) {
 	if r := s.next(); r.ID != float64(2) {
 		t.Fatalf("first answer %v, want the whoami's (2): the wait held it up", r.ID)
 	}
-	waitUntilWatching(t, s.cmd.Process.Pid) // the wait has started
 	start := time.Now()
 	s.stdin.Close()
 	var waited struct {
@@ -178,7 +177,14 @@ func TestCallStreamSIGTERMEndsAWait(t *testing.T) {
 	gw, _ := w.seatedPair()
 	s := startStream(t, w, gw)
 	s.next() // ready
-	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`)
+	// The whoami's answer shows the wait was taken in (lines are taken in
+	// order): a signal before that may end the worker with the wait unread,
+	// and the worker's own watchers (its clock, its claims) make an inotify
+	// instance no sign that the wait has begun.
+	s.send(`{"id": 1, "tool": "chat_wait", "arguments": {"seconds": 20}}`, `{"id": 2, "tool": "chat_whoami"}`)
+	if r := s.next(); r.ID != float64(2) {
+		t.Fatalf("first answer %v, want the whoami's (2)", r.ID)
+	}
 	waitUntilWatching(t, s.cmd.Process.Pid)
 	start := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)

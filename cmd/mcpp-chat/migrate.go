@@ -16,7 +16,8 @@ const migrateSynopsis = `migrate --to postgres://… [--from sqlite:PATH]
 Copies this install's chat database (or PATH) into an empty team store on
 PostgreSQL, for sessions on several machines to share: every party,
 channel, message, item and read position, due time, claim, mention and
-attention setting, keeping their ids, numbers and times, in one
+attention setting, keeping their ids, numbers and times, and the tokens
+a hub on the database issued (revoked ones stay revoked), in one
 transaction — a copy that fails leaves the store as it was.
 The database is only read. A store that already holds a chat is refused.
 Then point every session at the store (MCPP_CHAT_STORE or storage.url).`

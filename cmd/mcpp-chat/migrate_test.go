@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/pgtest"
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -48,5 +49,48 @@ func TestMigrateHelpSaysWhatItDoes(t *testing.T) {
 	code, out, _ := cli(t, isolatedEnv(t), "migrate", "--help")
 	if code != exitOK || !strings.Contains(out, "Copies this install's chat database") || !strings.Contains(out, "A store that already holds a chat is refused") {
 		t.Errorf("migrate --help: exit %d\n%s", code, out)
+	}
+}
+
+// A host that ran a SQLite hub moves to a team store with its tokens:
+// migrate says how many came along, and a member's token opens the team
+// store's tokens as it opened the hub's.
+func TestMigrateBringsTheHubsTokens(t *testing.T) {
+	env := isolatedEnv(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, env["MCPP_CHAT_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Register(ctx, store.Identity{Name: "mesh-gw", Workspace: "/srv/gw"})
+	var secret string
+	if err == nil {
+		var toks *store.Tokens
+		if toks, err = db.Tokens(ctx); err == nil {
+			secret, _, err = toks.Issue(ctx, []string{"mesh-gw"}, "gw-laptop", time.Hour)
+			toks.Close()
+		}
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := pgtest.URL(t)
+	code, out, errs := cli(t, env, "migrate", "--to", url)
+	if code != exitOK || !strings.Contains(out, ", 1 hub token from ") {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	team, err := store.OpenPostgres(ctx, url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	toks, err := team.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer toks.Close()
+	if tok, err := toks.Verify(ctx, secret); err != nil || tok.Label != "gw-laptop" {
+		t.Errorf("the member's token on the team store: %+v, %v", tok, err)
 	}
 }

@@ -178,8 +178,9 @@ type Copied = postgres.Copied
 
 // CopyTo copies everything in the database src reads — parties, channels,
 // seats, messages, items and their consumers, cursors, and every table a
-// later schema added (postgres.copyTables) — into the team
-// store dst, keeping every id, seq and time, in one transaction of dst: a
+// later schema added (postgres.copyTables), and the tokens a hub on it
+// issued — into the team store dst, keeping every id, seq and time, in
+// one transaction of dst: a
 // copy that fails leaves dst as it was. A dst that already holds a party
 // or a channel is refused: a copy never merges two chats.
 func CopyTo(ctx context.Context, src *ReadOnly, dst *DB) (Copied, error) {
@@ -187,8 +188,52 @@ func CopyTo(ctx context.Context, src *ReadOnly, dst *DB) (Copied, error) {
 	if !ok {
 		return Copied{}, fmt.Errorf("copy into %s: only a PostgreSQL store is a copy's target — give a postgres:// URL", dst.Path())
 	}
-	copied, err := pg.CopyFrom(ctx, src.eng)
+	toks, err := src.hubTokens(ctx)
+	if err != nil {
+		return Copied{}, err
+	}
+	copied, err := pg.CopyFrom(ctx, src.eng, func(to engine.Tx) (int, error) { return copyTokens(to, toks) })
 	return copied, dst.wrap(err)
+}
+
+// copyTokens adds toks to the store's tokens, making their table if no
+// hub has yet; a token whose id is there already is left as it is.
+func copyTokens(to engine.Tx, toks []tokens.Record) (int, error) {
+	if len(toks) == 0 {
+		return 0, nil
+	}
+	if _, err := to.Exec(tokens.Schema); err != nil {
+		return 0, fmt.Errorf("make the hub's token table: %w", err)
+	}
+	n := 0
+	for _, r := range toks {
+		res, err := to.Exec(tokens.Insert, r.Args()...)
+		if err != nil {
+			return n, fmt.Errorf("copy the hub's token %s: %w", r.ID, err)
+		}
+		added, _ := res.RowsAffected()
+		n += int(added)
+	}
+	return n, nil
+}
+
+// hubTokens are the tokens a hub on the database file r reads issued:
+// none where no hub ran, or where r reads a team store.
+func (r *ReadOnly) hubTokens(ctx context.Context) ([]tokens.Record, error) {
+	reader, ok := r.eng.(*sqlite.Reader)
+	if !ok {
+		return nil, nil
+	}
+	db, err := reader.HubTokens(ctx)
+	if db == nil || err != nil {
+		return nil, err
+	}
+	toks, err := tokens.Open(ctx, tokens.Place{DB: db, Release: db.Close}, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer toks.Close()
+	return toks.Records(ctx)
 }
 
 // The hub's tokens (package tokens), kept where the store's engine keeps

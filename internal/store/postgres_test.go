@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -445,4 +448,87 @@ func TestCopyToPostgresKeepsEveryTable(t *testing.T) {
 	}
 	// The copied claim's id is behind the store's next one.
 	claimOK(t, to, fw, claimArgs("env:prod", "after the copy"))
+}
+
+// A team that moves its SQLite hub's chat to PostgreSQL keeps its tokens:
+// each member's token works on the team store, a revoked one stays
+// revoked, a token the store's hub issued before the copy stays, and the
+// copy of a database beside which no hub ran makes no token file.
+func TestCopyToPostgresCarriesTheHubsTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "chat.db")
+	db, err := Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(db.Register(ctx, gw))
+	lite, err := db.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, _, err := lite.Issue(ctx, []string{"mesh-gw"}, "gw-laptop", time.Hour)
+	if err == nil {
+		_, _, err = lite.Issue(ctx, []string{"node-dash"}, "dash-old", time.Hour)
+	}
+	if err == nil {
+		_, err = lite.Revoke(ctx, "dash-old")
+	}
+	lite.Close()
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	to, _ := openPGStore(t)
+	toks, err := to.Tokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer toks.Close()
+	earlier, _, err := toks.Issue(ctx, []string{"fw-core"}, "fw", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := CopyTo(ctx, openRO(t, src), to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied.Tokens != 2 || !strings.HasSuffix(copied.String(), ", 2 hub tokens") {
+		t.Errorf("copied %d tokens (%s), want 2", copied.Tokens, copied)
+	}
+	if tok, err := toks.Verify(ctx, member); err != nil || tok.Label != "gw-laptop" || !slices.Equal(tok.Parties, []string{"mesh-gw"}) {
+		t.Errorf("the member's token on the team store: %+v, %v", tok, err)
+	}
+	if _, err := toks.Verify(ctx, earlier); err != nil {
+		t.Errorf("the token issued on the team store before the copy: %v", err)
+	}
+	all, err := toks.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := 0
+	for _, tok := range all {
+		if tok.Label == "dash-old" && !tok.Revoked.IsZero() {
+			revoked++
+		}
+	}
+	if len(all) != 3 || revoked != 1 {
+		t.Errorf("the team store's tokens: %+v, want 3 with dash-old revoked", all)
+	}
+
+	bare := filepath.Join(t.TempDir(), "chat.db")
+	db, err = Open(ctx, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t)(db.Register(ctx, gw))
+	db.Close()
+	to2, _ := openPGStore(t)
+	if copied, err := CopyTo(ctx, openRO(t, bare), to2); err != nil || copied.Tokens != 0 {
+		t.Fatalf("copy without a hub: %v, %d tokens", err, copied.Tokens)
+	}
+	if _, err := os.Lstat(bare + ".hub"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the copy made %s.hub: %v", bare, err)
+	}
 }

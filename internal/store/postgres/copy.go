@@ -52,6 +52,8 @@ type Copied struct {
 	// are not UTF-8, became U+FFFD: SQLite keeps them, PostgreSQL refuses
 	// them, and the chat's tools refuse them in new text.
 	Replaced int
+	// Tokens counts the hub's tokens the copy added (CopyFrom's also).
+	Tokens int
 }
 
 // String is the rows, by table, in words: "2 parties, 1 channel, …".
@@ -67,6 +69,9 @@ func (c Copied) String() string {
 		}
 		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
 	}
+	if c.Tokens > 0 {
+		parts = append(parts, text.Count(c.Tokens, "hub token"))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -78,7 +83,10 @@ func (c Copied) String() string {
 // e: a copy that fails leaves e as it was. A store that already holds a
 // party or a channel is refused: a copy never merges two chats. Only a
 // team store is a copy's target, which the method's receiver says.
-func (e *Engine) CopyFrom(ctx context.Context, src engine.Engine) (Copied, error) {
+//
+// also, if not nil, writes in the same transaction after the tables (the
+// hub's tokens) and says how many tokens it added.
+func (e *Engine) CopyFrom(ctx context.Context, src engine.Engine, also func(engine.Tx) (int, error)) (Copied, error) {
 	var copied Copied
 	_, err := src.Run(ctx, engine.Read, func(from engine.Tx) (*engine.Change, error) {
 		return e.Run(ctx, engine.Exclusive, func(to engine.Tx) (*engine.Change, error) {
@@ -97,7 +105,15 @@ func (e *Engine) CopyFrom(ctx context.Context, src engine.Engine) (Copied, error
 				copied.Rows[table.name] = n
 				copied.Replaced += replaced
 			}
-			return nil, restartIdentities(to)
+			if err := restartIdentities(to); err != nil {
+				return nil, err
+			}
+			if also == nil {
+				return nil, nil
+			}
+			n, err := also(to)
+			copied.Tokens = n
+			return nil, err
 		})
 	})
 	return copied, err

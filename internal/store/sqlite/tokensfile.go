@@ -140,3 +140,23 @@ func (e *Engine) TokenDB(ctx context.Context) (*sql.DB, func(string) string, fun
 	}
 	return db, nil, db.Close, nil
 }
+
+// HubTokens is the token file a SQLite hub kept beside the database the
+// reader reads, for migrate to carry the tokens over; nil where no hub
+// ever ran (the reader makes no file). It is opened as a hub opens it,
+// with the same checks.
+func (r *Reader) HubTokens(ctx context.Context) (*sql.DB, error) {
+	path := r.path + ".hub"
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	db, err := openTokenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open the hub's tokens %s: %w", path, err)
+	}
+	return db, nil
+}

@@ -62,7 +62,8 @@ var (
 	ErrTokenRevoked = errors.New("the token was revoked — ask the hub's admin for a new one (mcpp-chat hub token issue)")
 )
 
-const tokensSchema = `CREATE TABLE IF NOT EXISTS hub_tokens (
+// Schema makes the tokens' table where it is missing, on both engines.
+const Schema = `CREATE TABLE IF NOT EXISTS hub_tokens (
 	id TEXT PRIMARY KEY,
 	secret_sha256 TEXT NOT NULL,
 	parties TEXT NOT NULL,
@@ -103,7 +104,7 @@ func Open(ctx context.Context, place Place, clock func() time.Time) (*Tokens, er
 // together on PostgreSQL may both try; the one that loses the race on the
 // catalog fails, and finds the table the other made.
 func (t *Tokens) makeTable(ctx context.Context) error {
-	_, err := t.sql.ExecContext(ctx, tokensSchema)
+	_, err := t.sql.ExecContext(ctx, Schema)
 	if err == nil {
 		return nil
 	}
@@ -243,6 +244,42 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 			return nil, err
 		}
 		out = append(out, tok)
+	}
+	return out, rows.Err()
+}
+
+// Record is a token as it is stored, its secret's hash with it: what a
+// copy moves from one store to another, so that its holder keeps it.
+type Record struct {
+	ID, Hash, Parties, Label, Created, Expires string
+	Revoked                                    sql.NullString
+}
+
+// Insert adds a Record in SQLite's dialect where no token has its id.
+const Insert = `INSERT INTO hub_tokens (id, secret_sha256, parties, label, created_at, expires_at, revoked_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+
+// Args are r's values in Insert's order.
+func (r Record) Args() []any {
+	return []any{r.ID, r.Hash, r.Parties, r.Label, r.Created, r.Expires, r.Revoked}
+}
+
+// Records is every token as stored, revoked and expired ones too (a
+// revoke must hold wherever the tokens go), oldest first.
+func (t *Tokens) Records(ctx context.Context) ([]Record, error) {
+	rows, err := t.sql.QueryContext(ctx, `SELECT id, secret_sha256, parties, label, created_at, expires_at, revoked_at
+		FROM hub_tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		if err := rows.Scan(&r.ID, &r.Hash, &r.Parties, &r.Label, &r.Created, &r.Expires, &r.Revoked); err != nil {
+			return nil, fmt.Errorf("read the tokens: %w", err)
+		}
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

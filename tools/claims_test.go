@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -52,6 +53,8 @@ func TestClaimsDisplayGolden(t *testing.T) {
 	step(fw, "chat_claim", `{"resource": "staging"}`)
 	step(fw, "chat_claim", `{"resource": "port:8080", "ttl": "5s"}`)
 	step(dash, "chat_claims", `{}`)
+	step(dash, "chat_inbox", `{}`)
+	step(fw, "chat_inbox", `{}`)
 	step(dash, "chat_ask", `{"title": "Is the enum regenerated?", "body": "I need FRAME_AUX.", "slug": "enum"}`)
 	step(gw, "chat_reply", `{"item": "enum", "text": "Regenerated; the folder is yours now.", "hand_over": "path:node-dash/proto/**"}`)
 	step(gw, "chat_release", `{"resource": "path:node-dash/proto/**"}`)
@@ -59,5 +62,107 @@ func TestClaimsDisplayGolden(t *testing.T) {
 	now.Add(int64(3 * time.Hour))
 	step(fw, "chat_claims", `{}`)
 	step(dash, "chat_claims", `{}`)
+	step(fw, "chat_inbox", `{}`)
 	golden.Check(t, "claims.golden", transcript.String())
+}
+
+// chat_inbox lists the caller's claims and those it waits for, as JSON
+// and in its display, and drops each when it ends by the clock alone —
+// with no write in between, so no kept answer may stand for it.
+func TestInboxListsClaimsUntilTheyEnd(t *testing.T) {
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano())
+	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	manifest, _ := LoadManifest()
+	as := func(name string) *Service {
+		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
+	}
+	gw, dash := as("mesh-gw"), as("node-dash")
+	call := func(s *Service, tool, args string) Result {
+		t.Helper()
+		res, err := s.Call(ctx, tool, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+		return res
+	}
+	call(dash, "chat_whoami", `{}`)
+	call(gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)
+	call(gw, "chat_claim", `{"resource": "env:staging", "ttl": "20s", "reason": "deploying"}`)
+	call(dash, "chat_claim", `{"resource": "env:staging"}`)
+	type inboxClaims struct {
+		Held    []store.Claim `json:"claims_held"`
+		Awaited []store.Claim `json:"claims_awaited"`
+	}
+	inbox := func(s *Service) (inboxClaims, string) {
+		t.Helper()
+		res := call(s, "chat_inbox", `{}`)
+		var in inboxClaims
+		if err := json.Unmarshal(res.JSON, &in); err != nil {
+			t.Fatal(err)
+		}
+		return in, res.Display
+	}
+	if in, display := inbox(gw); len(in.Held) != 1 || in.Held[0].Resource != "env:staging" || len(in.Awaited) != 0 ||
+		!strings.Contains(display, "**Your claims**") || !strings.Contains(display, "- env:staging — you until 2026-12-01 09:00 UTC") {
+		t.Errorf("the holder's inbox: %+v\n%s", in, display)
+	}
+	if in, display := inbox(dash); len(in.Awaited) != 1 || in.Awaited[0].Holder != "mesh-gw" || len(in.Held) != 0 ||
+		!strings.Contains(display, "**Claims you wait for**") || !strings.Contains(display, "- env:staging — mesh-gw until") {
+		t.Errorf("the refused party's inbox: %+v\n%s", in, display)
+	}
+	// Past its end, with nothing written since (a party's last_seen moves
+	// once a minute): both lists are gone.
+	now.Add(int64(30 * time.Second))
+	for _, s := range []*Service{gw, dash} {
+		if in, display := inbox(s); len(in.Held)+len(in.Awaited) != 0 || strings.Contains(display, "claims") {
+			t.Errorf("%s's inbox after the claim ended: %+v\n%s", s.Me.Name, in, display)
+		}
+	}
+}
+
+// An inbox whose claims do not all fit the answer budget keeps what it
+// can, counts the rest and names chat_claims, which lists them.
+func TestInboxClaimsCutToTheBudget(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	manifest, _ := LoadManifest()
+	s := &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}}
+	reason := strings.Repeat("a long reason ", 70)
+	for i := range 64 {
+		if _, err := s.Call(ctx, "chat_claim", json.RawMessage(fmt.Sprintf(`{"resource": "name:thing-%02d", "reason": %q}`, i, reason))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Call(ctx, "chat_inbox", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Held    []store.Claim `json:"claims_held"`
+		Omitted struct {
+			Claims int `json:"claims"`
+		} `json:"omitted"`
+		Cut  string         `json:"cut"`
+		Next map[string]any `json:"next"`
+	}
+	if err := json.Unmarshal(res.JSON, &in); err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Held) == 0 || len(in.Held)+in.Omitted.Claims != 64 || in.Next["chat_claims"] == nil ||
+		!strings.Contains(in.Cut, fmt.Sprintf("%d claims not listed: chat_claims {} lists them.", in.Omitted.Claims)) {
+		t.Errorf("held %d, omitted %d, cut %q, next %v", len(in.Held), in.Omitted.Claims, in.Cut, in.Next)
+	}
+	if got, budget := answerSize(res.Display, res.JSON), s.budget(); got > budget {
+		t.Errorf("%d characters, over the budget of %d", got, budget)
+	}
 }

@@ -119,8 +119,26 @@ func renderInbox(in store.Inbox) string {
 			b.WriteString(unreadByPeerLine(u))
 		}
 	}
+	if len(in.ClaimsHeld) > 0 {
+		b.WriteString("\n**Your claims** (they renew while you work; chat_release each when done)\n")
+		for _, c := range in.ClaimsHeld {
+			b.WriteString(heldClaimLine(c))
+		}
+	}
+	if len(in.ClaimsAwaited) > 0 {
+		b.WriteString("\n**Claims you wait for** (you are told when each ends)\n")
+		for _, c := range in.ClaimsAwaited {
+			b.WriteString(awaitedClaimLine(c))
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// heldClaimLine is one of the caller's claims: what, until when, why.
+func heldClaimLine(c store.Claim) string { return claimLine(c, c.Holder) + "\n" }
+
+// awaitedClaimLine is a claim the caller was refused: who holds it.
+func awaitedClaimLine(c store.Claim) string { return claimLine(c, "") + "\n" }
 
 func channelUnreadLine(c store.ChannelUnread) string {
 	return fmt.Sprintf("- #%s: %d unread · %s\n", c.Channel, c.Unread, names(c.Parties))

@@ -120,9 +120,12 @@ type omitted struct {
 	Channels      int `json:"channels"`
 	WaitingOnPeer int `json:"waiting_on_peer"`
 	UnreadByPeers int `json:"unread_by_peers"`
+	Claims        int `json:"claims,omitempty"`
 }
 
-func (o omitted) any() bool { return o.WaitingOnMe+o.Channels+o.WaitingOnPeer+o.UnreadByPeers > 0 }
+func (o omitted) any() bool {
+	return o.WaitingOnMe+o.Channels+o.WaitingOnPeer+o.UnreadByPeers+o.Claims > 0
+}
 
 // inboxAnswer is chat_inbox's result, and the heart of wait's: the store's
 // inbox with its lists cut to the answer budget.
@@ -160,12 +163,14 @@ func cutInbox(in store.Inbox, skip int, size func(inboxAnswer) int, budget int) 
 }
 
 // inboxSections are the inbox's lists in the order of priority.
-func inboxSections(in store.Inbox) [4]*section {
-	return [4]*section{
+func inboxSections(in store.Inbox) [6]*section {
+	return [6]*section{
 		sectionOf(in.WaitingOnMe, waitingOnMeLine),
 		sectionOf(in.Channels, channelUnreadLine),
 		sectionOf(in.WaitingOnPeer, waitingOnPeerLine),
 		sectionOf(in.UnreadByPeers, unreadByPeerLine),
+		sectionOf(in.ClaimsHeld, heldClaimLine),
+		sectionOf(in.ClaimsAwaited, awaitedClaimLine),
 	}
 }
 
@@ -173,28 +178,31 @@ func inboxSections(in store.Inbox) [4]*section {
 func emptyInbox(a inboxAnswer) inboxAnswer {
 	a.Channels, a.WaitingOnMe, a.WaitingOnPeer = []store.ChannelUnread{}, []store.WaitingOnMe{}, []store.WaitingOnPeer{}
 	a.UnreadByPeers = []store.Receipt{}
+	a.ClaimsHeld, a.ClaimsAwaited = nil, nil
 	return a
 }
 
 // fitInbox fills the inbox's lists in the order of priority.
-func fitInbox(ans inboxAnswer, secs [4]*section, skipped omitted, size func(inboxAnswer) int, budget int) inboxAnswer {
+func fitInbox(ans inboxAnswer, secs [6]*section, skipped omitted, size func(inboxAnswer) int, budget int) inboxAnswer {
 	in := ans.Inbox
-	me, chans, peer, unseen := secs[0], secs[1], secs[2], secs[3]
+	me, chans, peer, unseen, held, awaited := secs[0], secs[1], secs[2], secs[3], secs[4], secs[5]
 	worst := emptyInbox(ans)
-	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
+	worstOmitted := omitted{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
 	worst.Cut, worst.Next = inboxCutLine(worstOmitted, span{math.MaxInt, math.MaxInt, math.MaxInt})
 	worst.Omitted = &worstOmitted
-	fill(budget-size(worst)-listHeads, me, chans, peer, unseen)
+	fill(budget-size(worst)-listHeads, me, chans, peer, unseen, held, awaited)
 	if me.keep < me.n() {
 		peer.keep = 0 // items stay a prefix, so that skip goes on from here
 	}
 	ans.Channels, ans.WaitingOnMe, ans.WaitingOnPeer = in.Channels[:chans.keep], in.WaitingOnMe[:me.keep], in.WaitingOnPeer[:peer.keep]
 	ans.UnreadByPeers = in.UnreadByPeers[:unseen.keep]
+	ans.ClaimsHeld, ans.ClaimsAwaited = keepOrNil(in.ClaimsHeld, held.keep), keepOrNil(in.ClaimsAwaited, awaited.keep)
 	left := omitted{
 		WaitingOnMe:   skipped.WaitingOnMe + me.n() - me.keep,
 		Channels:      chans.n() - chans.keep,
 		WaitingOnPeer: skipped.WaitingOnPeer + peer.n() - peer.keep,
 		UnreadByPeers: unseen.n() - unseen.keep,
+		Claims:        held.n() - held.keep + awaited.n() - awaited.keep,
 	}
 	if left.any() {
 		ans.Omitted = &left
@@ -203,6 +211,15 @@ func fitInbox(ans inboxAnswer, secs [4]*section, skipped omitted, size func(inbo
 		ans.Cut, ans.Next = inboxCutLine(left, items)
 	}
 	return ans
+}
+
+// keepOrNil is list's first n, nil for none (the inbox leaves an empty
+// list of claims out).
+func keepOrNil[T any](list []T, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return list[:n]
 }
 
 // span is the part of a list an answer shows: entries first+1 to
@@ -236,8 +253,11 @@ func inboxCutLine(left omitted, items span) (string, map[string]any) {
 		fmt.Fprintf(&b, "%s not listed: %s lists them. ", safe.Count(left.Channels, "channel"), nextCall(next, "chat_channel_list", map[string]any{}))
 	}
 	if left.UnreadByPeers > 0 {
-		fmt.Fprintf(&b, "%s of yours that a peer has not read are not listed: chat_read shows each of your messages with its read_by and unread_by.",
+		fmt.Fprintf(&b, "%s of yours that a peer has not read are not listed: chat_read shows each of your messages with its read_by and unread_by. ",
 			safe.Count(left.UnreadByPeers, "more message"))
+	}
+	if left.Claims > 0 {
+		fmt.Fprintf(&b, "%s not listed: %s lists them.", safe.Count(left.Claims, "claim"), nextCall(next, "chat_claims", map[string]any{}))
 	}
 	return strings.TrimSpace(b.String()), next
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -727,6 +728,30 @@ func (t *tx) visibleClaims(p party, team bool) ([]Claim, error) {
 		out = append(out, c.view(team))
 	}
 	return out, nil
+}
+
+// inboxClaims are the live claims p holds and those it waits for, each
+// list by resource; none is nil.
+func (t *tx) inboxClaims(p party, team bool) (held, awaited []Claim, err error) {
+	const live = `c.ended_at IS NULL AND c.expires_at > ?2`
+	// Both lists are bounded where they are made (maxClaimsHeld, maxWaits);
+	// a hand-over may pass one more, which the limit leaves out.
+	order := ` ORDER BY c.kind, coalesce(o.name, ''), c.pattern, c.claimed_at LIMIT ` + strconv.Itoa(max(maxClaimsHeld, maxWaits))
+	mine, err := t.claimRows(`WHERE c.holder_id = ?1 AND `+live+order, p.id, t.now)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirs, err := t.claimRows(`WHERE c.id IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1) AND c.holder_id <> ?1 AND `+live+order, p.id, t.now)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range mine {
+		held = append(held, c.view(team))
+	}
+	for _, c := range theirs {
+		awaited = append(awaited, c.view(team))
+	}
+	return held, awaited, nil
 }
 
 // ForceReleased is what `claims release --force` ended.

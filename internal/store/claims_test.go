@@ -537,3 +537,50 @@ func TestPartyCommandsCarryClaims(t *testing.T) {
 		t.Errorf("after the merge: %v", holders)
 	}
 }
+
+// The inbox lists the caller's claims and those it waits for, and drops
+// each once it ends by the clock alone: with nothing committed since, a
+// kept answer must not stand for the inbox past a claim's end.
+func TestInboxClaimsEndByTheClock(t *testing.T) {
+	t.Parallel()
+	bothEngines(t, func(t *testing.T) {
+		ctx := context.Background()
+		// The memo's entries live a minute of the wall clock past last_seen:
+		// the test's clock starts now.
+		db, clock := clockedWorld(t, time.Now().UTC())
+		a := claimArgs("env:staging", "deploying")
+		a.TTL = 20 * time.Second
+		claimOK(t, db, gw, a)
+		if res := must2[ClaimResult](t)(db.Claim(ctx, dash, claimArgs("env:staging", "me too"))); res.Granted {
+			t.Fatal("a second exclusive claim was granted")
+		}
+		inbox := func(id Identity) Inbox {
+			t.Helper()
+			in, err := db.Inbox(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return in
+		}
+		if in := inbox(gw); len(in.ClaimsHeld) != 1 || in.ClaimsHeld[0].Resource != "env:staging" || len(in.ClaimsAwaited) != 0 {
+			t.Errorf("the holder's inbox: held %+v, awaited %+v", in.ClaimsHeld, in.ClaimsAwaited)
+		}
+		if in := inbox(dash); len(in.ClaimsAwaited) != 1 || in.ClaimsAwaited[0].Holder != "mesh-gw" || len(in.ClaimsHeld) != 0 {
+			t.Errorf("the waiting party's inbox: held %+v, awaited %+v", in.ClaimsHeld, in.ClaimsAwaited)
+		}
+		trustedFingerprint(t, db)
+		hits := db.answers.hitCount()
+		inbox(gw) // read at a fingerprinted state: kept, were it not timely
+		inbox(dash)
+		inbox(gw)
+		if got := db.answers.hitCount() - hits; got != 0 {
+			t.Errorf("%d inboxes with claims answered from the memo, want 0", got)
+		}
+		clock.advance(30 * time.Second) // within a minute: no last_seen written
+		for _, id := range []Identity{gw, dash} {
+			if in := inbox(id); len(in.ClaimsHeld)+len(in.ClaimsAwaited) != 0 {
+				t.Errorf("%s's inbox after the claim's end: held %+v, awaited %+v", id.Name, in.ClaimsHeld, in.ClaimsAwaited)
+			}
+		}
+	})
+}

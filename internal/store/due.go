@@ -543,7 +543,9 @@ func timely(answer any) bool {
 	if !ok {
 		return false
 	}
-	return slices.ContainsFunc(in.WaitingOnMe, func(w WaitingOnMe) bool { return w.Due != "" }) ||
+	// A claim ends by the clock too.
+	return len(in.ClaimsHeld)+len(in.ClaimsAwaited) > 0 ||
+		slices.ContainsFunc(in.WaitingOnMe, func(w WaitingOnMe) bool { return w.Due != "" }) ||
 		slices.ContainsFunc(in.WaitingOnPeer, func(w WaitingOnPeer) bool { return w.Due != "" })
 }
 

@@ -326,6 +326,12 @@ type Inbox struct {
 	// UnreadByPeers are the caller's recent messages a seated peer has
 	// not read yet (receipts.go).
 	UnreadByPeers []Receipt `json:"unread_by_peers"`
+	// ClaimsHeld are the caller's live claims, and ClaimsAwaited the live
+	// claims it was refused and is told of when they end (claims.go):
+	// what it must release, and what holds up its work. Left out when
+	// there are none.
+	ClaimsHeld    []Claim `json:"claims_held,omitempty"`
+	ClaimsAwaited []Claim `json:"claims_awaited,omitempty"`
 	// State names the database state the inbox was read at (its
 	// Fingerprint), "" when unknown: one party's inboxes with the same
 	// State are the same.
@@ -374,7 +380,10 @@ func (d *DB) Inbox(ctx context.Context, me Identity) (Inbox, error) {
 		if err != nil {
 			return in, err
 		}
-		in.UnreadByPeers, err = t.unreadByPeers(p, true)
+		if in.UnreadByPeers, err = t.unreadByPeers(p, true); err != nil {
+			return in, err
+		}
+		in.ClaimsHeld, in.ClaimsAwaited, err = t.inboxClaims(p, me.Team)
 		return in, err
 	})
 	if timely(out) {

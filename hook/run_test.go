@@ -151,12 +151,11 @@ func TestRunGivesUpSilently(t *testing.T) {
 // fixture is a database with mesh-gw and node-dash in gw--dash, and the
 // environment a hook in node-dash sees.
 type fixture struct {
-	db        *store.DB
-	gw, dash  store.Identity
-	env       func(string) string
-	stateDir  string
-	dashRoot  string
-	payloadOf func(session string) string
+	db       *store.DB
+	gw, dash store.Identity
+	env      func(string) string
+	stateDir string
+	dashRoot string
 }
 
 func newFixture(t *testing.T) *fixture {

@@ -254,8 +254,8 @@ func TestReadOnlyDatabaseFile(t *testing.T) {
 			t.Errorf("call on a read-only database: %q does not mention %q", msg, s)
 		}
 	}
-	if strings.Contains(msg, `"success":true`) {
-		t.Errorf("call succeeded on a read-only database: %s", msg)
+	if strings.Contains(msg, `"success":true`) || err == nil {
+		t.Errorf("call succeeded on a read-only database (%v): %s", err, msg)
 	}
 	serve := run("serve")
 	serve.Stdin = strings.NewReader("")

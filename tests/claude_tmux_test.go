@@ -60,7 +60,10 @@ func newTerminal(t *testing.T, dir string, env []string, argv ...string) *termin
 		os.RemoveAll(sockDir)
 	})
 	out, err := x.cmd("display-message", "-p", "-t", "cc", "#{pane_pid}").Output()
-	if x.pid, err = strconv.Atoi(strings.TrimSpace(string(out))); err != nil {
+	if err == nil {
+		x.pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	if err != nil {
 		t.Fatalf("the pane's process: %q %v", out, err)
 	}
 	return x

@@ -57,7 +57,7 @@ func TestHookToldReachesTheSender(t *testing.T) {
 	if got := toldTo(w, gw, 3); got != nil {
 		t.Fatalf("recorded %v with no serve of node-dash running", got)
 	}
-	s = w.serve(dash)
+	w.serve(dash) // its start records the telling
 	if via := awaitTold(w, gw, 3); via != "Stop" {
 		t.Fatalf("told by %q, want Stop", via)
 	}

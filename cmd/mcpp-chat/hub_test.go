@@ -255,7 +255,7 @@ func TestConnectMakesAMember(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(lap, "home", "chat.db")); err == nil {
 		t.Fatal("a member made a local database")
 	}
-	code, out, _ = cli(t, env, "doctor")
+	_, out, _ = cli(t, env, "doctor")
 	for _, want := range []string{"(a team hub: this machine is a member)", "reachable:   yes", "for node-dash; expires", "party:       node-dash"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, out)

@@ -22,22 +22,6 @@ var ours = []Hook{
 
 func isOurs(_, cmd string) bool { return strings.Contains(cmd, "mcpp-chat-hook") }
 
-// subsequence reports every line of want in got, in order.
-func subsequence(want, got string) bool {
-	g := strings.Split(got, "\n")
-	i := 0
-	for _, line := range strings.Split(want, "\n") {
-		for i < len(g) && g[i] != line {
-			i++
-		}
-		if i == len(g) {
-			return false
-		}
-		i++
-	}
-	return true
-}
-
 // Merging our hooks keeps the person's layout where nothing changed:
 // every line of theirs that holds no list we add to stays byte for byte,
 // ours are indented as their lines are, and taking ours out again gives

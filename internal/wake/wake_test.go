@@ -252,7 +252,7 @@ func TestWatcherLooksAgainAfterWalWrite(t *testing.T) {
 		start := time.Now()
 		for i, at := range w.lookAgain {
 			next = w.Next()
-			time.Sleep(start.Add(at).Sub(time.Now()) - time.Nanosecond)
+			time.Sleep(time.Until(start.Add(at)) - time.Nanosecond)
 			synctest.Wait()
 			if closedNow(next) {
 				t.Fatalf("look %d came before %v", i+1, at)

@@ -225,7 +225,7 @@ func cutLine(ans readAnswer, a readArgs, last int64, whole, loaded int, partial 
 			cutNote, partial.Seq, p.Total, p.Offset+1, p.Offset+p.Length, call, cursorStays(a, partial.Seq)), calls
 	}
 	return fmt.Sprintf("%s: %d of the %d messages loaded %s here; %d more %s after #%d. Call %s for the rest.",
-		cutNote, whole, loaded, plural(whole, "is", "are"), ans.More, plural(ans.More, "waits", "wait"), last, call), calls
+		cutNote, whole, loaded, safe.Plural(whole, "is", "are"), ans.More, safe.Plural(ans.More, "waits", "wait"), last, call), calls
 }
 
 func cursorStays(a readArgs, seq int64) string {
@@ -312,12 +312,4 @@ func cursorNote(cursor int64, kept bool) string {
 		return "cursor not moved"
 	}
 	return fmt.Sprintf("cursor at #%d", cursor)
-}
-
-// plural is the verb that agrees with n: one, or many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -174,11 +174,11 @@ func (n Notifier) post(ctx context.Context, e Event) string {
 		case last == "ok":
 			return fmt.Sprintf("ok (try %d)", try)
 		case !again || try == tries:
-			return fmt.Sprintf("failed after %d %s: %s", try, plural(try, "try", "tries"), last)
+			return fmt.Sprintf("failed after %d %s: %s", try, text.Plural(try, "try", "tries"), last)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Sprintf("failed after %d %s: %s (stopped)", try, plural(try, "try", "tries"), last)
+			return fmt.Sprintf("failed after %d %s: %s (stopped)", try, text.Plural(try, "try", "tries"), last)
 		case <-time.After(pause):
 		}
 		pause *= 2
@@ -222,13 +222,6 @@ func (n Notifier) hide(err error) string {
 		err = ue.Err
 	}
 	return strings.ReplaceAll(err.Error(), n.Webhook, redact.Webhook(n.Webhook))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // bounded keeps the first maxOutput bytes written to it.

@@ -101,6 +101,14 @@ func OneLine(s string, n int) string {
 	return s
 }
 
+// Plural is the word that agrees with n: one, or many ("is"/"are").
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Count is n with the word, plural by a trailing s ("1 item", "3 items"),
 // or -ies after a consonant's y ("2 parties"). The tools' display and the
 // hook word their counts the same way.

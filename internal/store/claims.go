@@ -741,7 +741,9 @@ func (t *tx) inboxClaims(p party, team bool) (held, awaited []Claim, err error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	theirs, err := t.claimRows(`WHERE c.id IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1) AND c.holder_id <> ?1 AND `+live+order, p.id, t.now)
+	// Only while p still sees the holder: a party that left every channel
+	// it shared with the holder sees nothing of its claims (visibleTo).
+	theirs, err := t.claimRows(`WHERE c.id IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1) AND c.holder_id <> ?1 AND `+live+` AND `+visibleTo+order, p.id, t.now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -568,6 +568,16 @@ func TestInboxClaimsEndByTheClock(t *testing.T) {
 		if in := inbox(dash); len(in.ClaimsAwaited) != 1 || in.ClaimsAwaited[0].Holder != "mesh-gw" || len(in.ClaimsHeld) != 0 {
 			t.Errorf("the waiting party's inbox: held %+v, awaited %+v", in.ClaimsHeld, in.ClaimsAwaited)
 		}
+		// A party that leaves the channels it shared with the holder sees
+		// nothing of its claims, awaited or not; back in, it sees it again.
+		must(t)(db.ChannelLeave(ctx, dash, "gw--dash"))
+		if in := inbox(dash); len(in.ClaimsAwaited) != 0 {
+			t.Errorf("after leaving, the inbox still shows %+v", in.ClaimsAwaited)
+		}
+		must(t)(db.ChannelJoin(ctx, dash, "gw--dash"))
+		if in := inbox(dash); len(in.ClaimsAwaited) != 1 {
+			t.Errorf("back in the channel, awaited %+v", in.ClaimsAwaited)
+		}
 		trustedFingerprint(t, db)
 		hits := db.answers.hitCount()
 		inbox(gw) // read at a fingerprinted state: kept, were it not timely

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/golden"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -21,15 +19,7 @@ func TestClaimsDisplayGolden(t *testing.T) {
 	ctx := context.Background()
 	var now atomic.Int64
 	now.Store(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	manifest, _ := LoadManifest()
-	as := func(name string) *Service {
-		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
-	}
+	_, as := partiesOn(t, func() time.Time { return time.Unix(0, now.Load()).UTC() })
 	gw, dash, fw := as("mesh-gw"), as("node-dash"), as("fw-core")
 	var transcript strings.Builder
 	step := func(s *Service, tool, args string) {
@@ -73,15 +63,7 @@ func TestInboxListsClaimsUntilTheyEnd(t *testing.T) {
 	ctx := context.Background()
 	var now atomic.Int64
 	now.Store(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	manifest, _ := LoadManifest()
-	as := func(name string) *Service {
-		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
-	}
+	_, as := partiesOn(t, func() time.Time { return time.Unix(0, now.Load()).UTC() })
 	gw, dash := as("mesh-gw"), as("node-dash")
 	call := func(s *Service, tool, args string) Result {
 		t.Helper()
@@ -130,13 +112,8 @@ func TestInboxListsClaimsUntilTheyEnd(t *testing.T) {
 // can, counts the rest and names chat_claims, which lists them.
 func TestInboxClaimsCutToTheBudget(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "chat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	manifest, _ := LoadManifest()
-	s := &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/mesh-gw"}}
+	_, as := partiesOn(t, time.Now)
+	s := as("mesh-gw")
 	reason := strings.Repeat("a long reason ", 70)
 	for i := range 64 {
 		if _, err := s.Call(ctx, "chat_claim", json.RawMessage(fmt.Sprintf(`{"resource": "name:thing-%02d", "reason": %q}`, i, reason))); err != nil {

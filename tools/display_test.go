@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,7 @@ func TestDisplayGolden(t *testing.T) {
 	ctx := context.Background()
 	// A fixed clock: the inbox shows when your unread messages were written.
 	written := time.Date(2026, 11, 29, 18, 9, 27, 0, time.UTC)
-	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return written }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	manifest, _ := LoadManifest()
-	as := func(name string) *Service {
-		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
-	}
+	_, as := partiesOn(t, func() time.Time { return written })
 	gw, dash := as("mesh-gw"), as("node-dash")
 	var transcript strings.Builder
 	step := func(s *Service, tool, args string) {
@@ -67,7 +58,7 @@ func TestDisplayGolden(t *testing.T) {
 
 	fixture := openFixtureCopy(t)
 	transcript.Reset()
-	mesh := &Service{DB: fixture, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}}
+	mesh := &Service{DB: fixture, Config: config.Defaults(), Manifest: gw.Manifest, Me: store.Identity{Name: "mesh-gw", Workspace: "/srv/projects/mesh-gw"}}
 	for _, c := range []struct{ tool, args string }{
 		{"chat_inbox", `{}`}, {"chat_channel_list", `{"all": true}`},
 		{"chat_read", `{"channel": "gw--dash", "since": 0, "peek": true}`},

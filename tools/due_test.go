@@ -3,13 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/golden"
 	"github.com/mcpp/mcpp-chat/internal/store"
 )
@@ -24,15 +22,7 @@ func TestDueGolden(t *testing.T) {
 	set := func(at time.Time) { now.Store(&at) }
 	start := time.Date(2026, 7, 30, 10, 0, 0, 0, time.UTC)
 	set(start)
-	db, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "chat.db"), store.Options{Clock: func() time.Time { return *now.Load() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	manifest, _ := LoadManifest()
-	as := func(name string) *Service {
-		return &Service{DB: db, Config: config.Defaults(), Manifest: manifest, Me: store.Identity{Name: name, Workspace: "/srv/" + name}}
-	}
+	db, as := partiesOn(t, func() time.Time { return *now.Load() })
 	gw, dash, fw := as("mesh-gw"), as("node-dash"), as("fw-core")
 	var transcript strings.Builder
 	step := func(s *Service, tool, args string) {

@@ -46,7 +46,7 @@ func renderClaim(r store.ClaimResult) string {
 		if r.Reason != "" {
 			fmt.Fprintf(&b, " — %q", OneLine(r.Reason, 200))
 		}
-		fmt.Fprintf(&b, ".\nAsk %s about it (chat_ask, chat_say), or wait: you are told when its claim ends.", r.HeldBy)
+		fmt.Fprintf(&b, ".\nAsk %s about it (chat_ask, chat_say), or wait: chat_wait answers, and your hooks tell you, when its claim ends.", r.HeldBy)
 	} else {
 		verb := "Claimed"
 		if r.Renewed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -141,5 +142,165 @@ func TestInboxClaimsCutToTheBudget(t *testing.T) {
 	}
 	if got, budget := answerSize(res.Display, res.JSON), s.budget(); got > budget {
 		t.Errorf("%d characters, over the budget of %d", got, budget)
+	}
+}
+
+// stepChanges is a Changes whose first change has happened already and
+// whose later ones the test makes: each Next is announced on asked.
+type stepChanges struct {
+	asked chan int
+	mu    sync.Mutex
+	chans []chan struct{}
+}
+
+func newStepChanges() *stepChanges {
+	first := make(chan struct{})
+	close(first)
+	return &stepChanges{asked: make(chan int), chans: []chan struct{}{first}}
+}
+
+func (c *stepChanges) Next() <-chan struct{} {
+	c.mu.Lock()
+	n := len(c.chans)
+	ch := c.chans[n-1]
+	c.chans = append(c.chans, make(chan struct{}))
+	c.mu.Unlock()
+	c.asked <- n
+	return ch
+}
+
+// change makes the change the last Next handed out waits for.
+func (c *stepChanges) change() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.chans[len(c.chans)-2])
+}
+
+// A party refused a claim that waits (chat_wait, as the refusal says) is
+// answered when the claim ends: at its holder's release, and at its
+// expiry, which commits nothing.
+func TestWaitEndsWhenAClaimWaitedForEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, as := partiesOn(t, time.Now)
+	gw, dash := as("mesh-gw"), as("node-dash")
+	call := func(s *Service, tool, args string) Result {
+		t.Helper()
+		res, err := s.Call(ctx, tool, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+		return res
+	}
+	call(dash, "chat_whoami", `{}`)
+	call(gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)
+	call(dash, "chat_read", `{"channel": "gw--dash"}`)
+	type waited struct {
+		Arrived bool         `json:"arrived"`
+		Waited  float64      `json:"waited_seconds"`
+		Freed   []freedClaim `json:"freed"`
+	}
+	wait := func(s *Service) (waited, string) {
+		t.Helper()
+		res := call(s, "chat_wait", `{"seconds": 20}`)
+		var w waited
+		if err := json.Unmarshal(res.JSON, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w, res.Display
+	}
+
+	t.Run("release", func(t *testing.T) {
+		call(gw, "chat_claim", `{"resource": "env:staging", "reason": "deploying"}`)
+		call(dash, "chat_claim", `{"resource": "env:staging"}`)
+		changes := newStepChanges()
+		waiter := as("node-dash")
+		waiter.Changes = changes
+		type answer struct {
+			res Result
+			err error
+		}
+		got := make(chan answer, 1)
+		go func() {
+			res, err := waiter.Call(ctx, "chat_wait", json.RawMessage(`{"seconds": 20}`))
+			got <- answer{res, err}
+		}()
+		<-changes.asked // before the first look
+		<-changes.asked // after it: the claim is waited for
+		go func() {     // the later looks' Next
+			for range changes.asked {
+			}
+		}()
+		call(gw, "chat_release", `{"resource": "env:staging"}`)
+		changes.change()
+		a := <-got
+		close(changes.asked)
+		var w waited
+		if a.err == nil {
+			a.err = json.Unmarshal(a.res.JSON, &w)
+		}
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if !w.Arrived || len(w.Freed) != 1 || w.Freed[0] != (freedClaim{"env:staging", "mesh-gw"}) ||
+			!strings.HasPrefix(a.res.Display, "**The claim you waited for ended**: env:staging (mesh-gw's) — chat_claim it if you still need it.") {
+			t.Errorf("%+v\n%s", w, a.res.Display)
+		}
+	})
+
+	t.Run("hand-over", func(t *testing.T) {
+		// Handed to the waiter, the claim is its own: no end to report;
+		// the reply that hands it over answers the wait.
+		call(gw, "chat_claim", `{"resource": "schema:billing"}`)
+		call(dash, "chat_claim", `{"resource": "schema:billing"}`)
+		call(dash, "chat_ask", `{"title": "Done with billing?", "body": "I need the schema.", "slug": "billing"}`)
+		call(dash, "chat_read", `{"channel": "gw--dash"}`)
+		changes := newStepChanges()
+		waiter := as("node-dash")
+		waiter.Changes = changes
+		got := make(chan Result, 1)
+		go func() {
+			res, _ := waiter.Call(ctx, "chat_wait", json.RawMessage(`{"seconds": 20}`))
+			got <- res
+		}()
+		<-changes.asked
+		<-changes.asked
+		go func() {
+			for range changes.asked {
+			}
+		}()
+		call(gw, "chat_reply", `{"item": "billing", "text": "Yes, it is yours.", "hand_over": "schema:billing"}`)
+		changes.change()
+		res := <-got
+		close(changes.asked)
+		var w waited
+		json.Unmarshal(res.JSON, &w)
+		if !w.Arrived || len(w.Freed) != 0 {
+			t.Errorf("%+v\n%s", w, res.Display)
+		}
+		call(dash, "chat_read", `{"channel": "gw--dash"}`)
+	})
+
+	t.Run("expiry", func(t *testing.T) {
+		// No Changes: only the claim's end can answer before the 20 s.
+		call(gw, "chat_claim", `{"resource": "port:8080", "ttl": "10s"}`)
+		call(dash, "chat_claim", `{"resource": "port:8080"}`)
+		// The claim ends 10 s in; the wait's own end, 20 s in, would find
+		// it ended too, but only a wait that heeds the claim's end answers
+		// before its time is up.
+		w, display := wait(dash)
+		if !w.Arrived || len(w.Freed) != 1 || w.Freed[0].Resource != "port:8080" || w.Waited >= 20 {
+			t.Errorf("%+v\n%s", w, display)
+		}
+	})
+}
+
+// A hand-over makes the claim anew for its new holder: to the parties
+// that waited for it, the resource is still held, not ended.
+func TestHandedOverClaimHasNotEnded(t *testing.T) {
+	before := []store.Claim{{Resource: "schema:billing", Holder: "mesh-gw"}, {Resource: "env:staging", Holder: "mesh-gw"}}
+	now := []store.Claim{{Resource: "schema:billing", Holder: "node-dash"}}
+	if got := ended(before, now); len(got) != 1 || got[0].Resource != "env:staging" {
+		t.Errorf("ended %+v, want env:staging alone", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,6 +169,11 @@ type WaitResult struct {
 	inboxAnswer
 	Arrived       bool    `json:"arrived"`
 	WaitedSeconds pyFloat `json:"waited_seconds"`
+	// Freed are the claims the caller waited for that ended during the
+	// wait (released, expired, freed, resolved): it may claim them now.
+	// At most maxFreed; FreedMore counts the rest.
+	Freed     []freedClaim `json:"freed,omitempty"`
+	FreedMore int          `json:"freed_more,omitempty"`
 	// already: it was waiting on you before the wait began (arrived is
 	// true, as the Python edition answers; only the display says so).
 	already bool
@@ -205,6 +211,7 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 	defer stopProgress()
 	stop := func() {}
 	defer func() { stop() }() // the last look's wish to be woken
+	var awaited []store.Claim // at the first look: what a claim's end answers
 	for first := true; ; first = false {
 		var changed <-chan struct{}
 		changed, stop = s.nextChange(ctx)
@@ -220,9 +227,19 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 		if a.Channel != "" && !sitsIn(in, a.Channel) {
 			return Result{}, argErrorf("you are not in '%s' — pass one of your channels (%s) or join it with chat_channel_join", a.Channel, names(channelNames(in)))
 		}
-		arrived := waitsOnMe(in, a.Channel)
+		if first {
+			awaited = in.ClaimsAwaited
+		}
+		var freed []store.Claim
+		if a.Channel == "" { // a claim is in no channel
+			// One handed to the caller is held now, not ended: the reply
+			// that handed it arrives as a message.
+			freed = ended(awaited, slices.Concat(in.ClaimsAwaited, in.ClaimsHeld))
+		}
+		arrived := waitsOnMe(in, a.Channel) || len(freed) > 0
 		if arrived || until.Err() != nil {
 			res := WaitResult{Arrived: arrived, WaitedSeconds: tenths(time.Since(start)), already: arrived && first}
+			res.Freed, res.FreedMore = freedOf(freed)
 			res.inboxAnswer = cutInbox(in, 0, func(a inboxAnswer) int {
 				r := res
 				r.inboxAnswer = a
@@ -230,16 +247,49 @@ func wait(ctx context.Context, s *Service, a waitArgs) (Result, error) {
 			}, s.listBudget())
 			return Result{Display: renderWait(res, seconds), Value: res}, nil
 		}
+		// A claim waited for may end by the clock, with nothing committed.
+		ends, stopEnds := claimEnds(in.ClaimsAwaited) // as renewed since
 		select {
 		case <-changed:
+		case <-ends:
 		case <-until.Done():
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err() // cancelled by the client: stop at once
 			}
 			// Time is up (or the client closed stdin): one last look.
 		}
+		stopEnds()
 		stop()
 	}
+}
+
+// ended are the claims of before whose resource now no longer lists:
+// their ends. A hand-over makes the claim anew for its new holder, on the
+// same resource, and its waiters wait on.
+func ended(before, now []store.Claim) []store.Claim {
+	var out []store.Claim
+	for _, c := range before {
+		if !slices.ContainsFunc(now, func(d store.Claim) bool { return d.Resource == c.Resource }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// claimEnds fires when the first of claims runs out (never for none);
+// stop releases its timer.
+func claimEnds(claims []store.Claim) (<-chan time.Time, func()) {
+	var soonest time.Time
+	for _, c := range claims {
+		if at, err := time.Parse(time.RFC3339Nano, c.Until); err == nil && (soonest.IsZero() || at.Before(soonest)) {
+			soonest = at
+		}
+	}
+	if soonest.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(soonest) + 10*time.Millisecond) // past it, not at it
+	return t.C, func() { t.Stop() }
 }
 
 // tenths is a duration in seconds rounded to one decimal, as the Python
@@ -284,12 +334,48 @@ func channelNames(in store.Inbox) []string {
 func renderWait(r WaitResult, seconds int) string {
 	head := fmt.Sprintf("**Nothing arrived in %ds.**", seconds)
 	switch {
+	case len(r.Freed) > 0:
+		head = freedHead(r)
 	case r.already:
 		head = "**Already waiting on you** (from before this wait — nothing new had to arrive)."
 	case r.Arrived:
 		head = "**Something arrived.**"
 	}
 	return cutHead(r.Cut) + head + "\n\n" + renderInbox(r.Inbox)
+}
+
+// freedClaim is a claim a wait saw end: what, and who held it.
+type freedClaim struct {
+	Resource string `json:"resource"`
+	Holder   string `json:"holder"`
+}
+
+// maxFreed bounds the claims a wait's answer names (a party may wait for
+// 64): the answer stays a short notice within any budget.
+const maxFreed = 8
+
+// freedOf is what a wait's answer says of the claims that ended: the
+// first maxFreed, resources shortened, and how many more.
+func freedOf(claims []store.Claim) ([]freedClaim, int) {
+	var out []freedClaim
+	for _, c := range claims[:min(len(claims), maxFreed)] {
+		out = append(out, freedClaim{Resource: short(c.Resource), Holder: c.Holder})
+	}
+	return out, len(claims) - len(out)
+}
+
+// freedHead names the claims a wait saw end.
+func freedHead(r WaitResult) string {
+	var what []string
+	for _, c := range r.Freed {
+		what = append(what, c.Resource+" ("+c.Holder+"'s)")
+	}
+	if r.FreedMore > 0 {
+		what = append(what, fmt.Sprintf("%d more (chat_claims lists what is still held)", r.FreedMore))
+	}
+	n := len(r.Freed) + r.FreedMore
+	return fmt.Sprintf("**%s you waited for ended**: %s — chat_claim %s if you still need %s.", safe.Plural(n, "The claim", "Claims"),
+		strings.Join(what, ", "), safe.Plural(n, "it", "them"), safe.Plural(n, "it", "them"))
 }
 
 // progressEvery is chat.wait_progress_ms, or its default for a Service

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpp/mcpp-chat/internal/config"
 	"github.com/mcpp/mcpp-chat/internal/store"
@@ -279,6 +280,28 @@ func claimNewsLine(n store.ClaimEnd) string {
 	}
 	return fmt.Sprintf("- %s's claim on %s, which you were refused, %s at %s — chat_claim it if you still need it", clean(n.Holder, 80), clean(n.Resource, 300), how, at)
 }
+
+// claimWakeFor is how long the end of a claim the party was refused
+// wakes it, and keeps its Stop from ending the turn: the moment it may
+// take the thing at last. A session whose Stop comes later reads the end
+// in its summary and is not stopped for it.
+const claimWakeFor = 10 * time.Minute
+
+// freedKeys name the claims the party was refused that ended within
+// claimWakeFor: each a reason to wake it once (blockingKeys).
+func freedKeys(p store.Pending) []string {
+	var out []string
+	for _, n := range p.ClaimNews {
+		at, err := time.Parse(time.RFC3339Nano, n.At)
+		if n.Yours || err != nil || now().Sub(at) > claimWakeFor {
+			continue
+		}
+		out = append(out, freedKey(n))
+	}
+	return out
+}
+
+func freedKey(n store.ClaimEnd) string { return fmt.Sprintf("freed/%d", n.ID) }
 
 // nextClaimEnd is the first time a claim the party sees runs out: until
 // then, an unchanged store has no news of claims; after, one may have

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +253,43 @@ func TestMemberEditHookDecidesFromTheCache(t *testing.T) {
 	os.RemoveAll(filepath.Dir(HubCachePath(paths, "node-dash")))
 	if got := edit(); got != "" {
 		t.Errorf("no cache, no hub: %q", got)
+	}
+}
+
+// The end of a claim the party was refused stops its Stop once, with the
+// news and a headline that says it may claim the thing now — while the
+// end is recent (claimWakeFor). The end of its own claim, or one long
+// past, stops nothing: both are only told.
+func TestAClaimWaitedForEndingStopsTheStopOnce(t *testing.T) {
+	ended := func(ago time.Duration, yours bool) store.Pending {
+		return store.Pending{Party: "node-dash", Workspace: "/srv/node-dash",
+			ClaimNews: []store.ClaimEnd{{ID: 7, Resource: "env:staging", Holder: "mesh-gw", How: "released", By: "mesh-gw",
+				At: store.Timestamp(time.Now().Add(-ago)), Yours: yours}}}
+	}
+	var s session
+	out := s.respond(Stop, ended(time.Minute, false))
+	b := decodeBlock(t, out)
+	mustContain(t, b.Reason, "mesh-gw's claim on env:staging, which you were refused, was released by mesh-gw", "chat_claim it if you still need it")
+	if want := "mcpp-chat: mesh-gw's claim on env:staging, which node-dash was refused, has ended — node-dash may claim it now"; !strings.Contains(out, want) {
+		t.Errorf("the headline is not %q:\n%s", want, out)
+	}
+	if out := s.respond(Stop, ended(time.Minute, false)); out != "" {
+		t.Errorf("stopped twice for one end: %s", out)
+	}
+	for name, p := range map[string]store.Pending{"long past": ended(claimWakeFor+time.Minute, false), "its own": ended(time.Minute, true)} {
+		var fresh session
+		if out := fresh.respond(Stop, p); out != "" {
+			t.Errorf("%s: a Stop was stopped: %s", name, out)
+		}
+	}
+}
+
+// The Codex doorbell plans a ring for the same end, as for any wake.
+func TestAClaimWaitedForEndingRingsTheDoorbell(t *testing.T) {
+	p := store.Pending{Party: "node-dash", Workspace: "/srv/node-dash",
+		ClaimNews: []store.ClaimEnd{{ID: 7, Resource: "env:staging", Holder: "mesh-gw", How: "released", By: "mesh-gw", At: store.Timestamp(time.Now())}}}
+	r := PlanRing(t.TempDir(), "/srv/node-dash", p, 6, time.Now())
+	if !slices.Contains(r.Keys, "freed/7") || !isRingPrompt(r.Line) {
+		t.Errorf("keys %v, line %q", r.Keys, r.Line)
 	}
 }

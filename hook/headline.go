@@ -29,6 +29,10 @@ func headline(p store.Pending, fresh []string) string {
 	}
 	acks := pendingAcks(p, news)
 	talk := talkChannels(p, news)
+	if n, ok := toClaim(p, news); ok && len(acks)+len(talk) == 0 {
+		return fmt.Sprintf("mcpp-chat: %s's claim on %s, which %s was refused, has ended — %s may claim it now", clean(n.Holder, 80),
+			clean(n.Resource, headlineWidth), clean(p.Party, 80), clean(p.Party, 80))
+	}
 	return fmt.Sprintf("mcpp-chat: %s waiting on %s: %s", peersOf(p.Party, acks, talk).subject(), clean(p.Party, 80), waitingFor(acks, talk))
 }
 
@@ -41,6 +45,16 @@ func toDecide(p store.Pending, news set) (store.WaitingOnMe, bool) {
 		}
 	}
 	return store.WaitingOnMe{}, false
+}
+
+// toClaim is a claim the party was refused whose end is the news.
+func toClaim(p store.Pending, news set) (store.ClaimEnd, bool) {
+	for _, n := range p.ClaimNews {
+		if !n.Yours && news[freedKey(n)] {
+			return n, true
+		}
+	}
+	return store.ClaimEnd{}, false
 }
 
 // pendingAcks lists the items that need the party's ack, news first.

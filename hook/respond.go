@@ -155,9 +155,10 @@ func block(p store.Pending, seen Seen, report func(fresh []string) (text string,
 
 // blockingKeys names what makes a peer wait on this session: per channel
 // the newest unread say, ask or reply from a peer, every item that needs
-// this party's ack (once more when it is overdue), and its own overdue
-// items the ladder woke it to decide on. Unread events, the party's own
-// answered items and pending prune-oks do not block.
+// this party's ack (once more when it is overdue), its own overdue
+// items the ladder woke it to decide on, and the claims it was refused
+// that ended lately (freedKeys). Unread events, the party's own answered
+// items and pending prune-oks do not block.
 func blockingKeys(p store.Pending) []string {
 	var out []string
 	for _, c := range p.Channels {
@@ -176,7 +177,7 @@ func blockingKeys(p store.Pending) []string {
 			out = append(out, decideKey(w))
 		}
 	}
-	return out
+	return append(out, freedKeys(p)...)
 }
 
 func talkKey(c store.ChannelPending) string {

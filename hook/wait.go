@@ -245,10 +245,7 @@ const markTrust = 40 * time.Millisecond
 // records: Claude Code runs UserPromptSubmit for the wake, which must not
 // tell the model again what the wake just told it.
 func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
-	mark := ""
-	if l.mark != nil {
-		mark = l.mark()
-	}
+	mark := l.currentMark()
 	retrying := !l.decision.Retry.IsZero() && !time.Now().Before(l.decision.Retry)
 	if l.looked && !retrying && mark != "" && mark == l.lastMark && (time.Since(l.lastRead) < markTrust || l.writing()) {
 		return Answer{}, false // no commit became visible since the last look
@@ -298,6 +295,25 @@ func (l *watcherLook) check(ctx context.Context) (Answer, bool) {
 	l.lastMark, l.lastRead = mark, began
 	return ans, ans.Text != ""
 }
+
+// currentMark is the commit mark a look starts from; "" when it cannot
+// be told. Read while a commit updates the -shm it cannot be, and then
+// the wake could not leave its prompt quiet (WakeQuiet): while the -wal
+// was written moments ago it is asked again, for up to markSettle.
+func (l *watcherLook) currentMark() string {
+	if l.mark == nil {
+		return ""
+	}
+	for deadline := time.Now().Add(markSettle); ; time.Sleep(time.Millisecond) {
+		if m := l.mark(); m != "" || !l.writing() || time.Now().After(deadline) {
+			return m
+		}
+	}
+}
+
+// markSettle bounds how long a look waits for a commit under way to be
+// published, so that its mark can be told.
+const markSettle = 20 * time.Millisecond
 
 // writing reports a -wal written moments ago: a commit on its way.
 func (l *watcherLook) writing() bool {

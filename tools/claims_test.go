@@ -61,21 +61,9 @@ func TestClaimsDisplayGolden(t *testing.T) {
 // and in its display, and drops each when it ends by the clock alone —
 // with no write in between, so no kept answer may stand for it.
 func TestInboxListsClaimsUntilTheyEnd(t *testing.T) {
-	ctx := context.Background()
 	var now atomic.Int64
 	now.Store(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano())
-	_, as := partiesOn(t, func() time.Time { return time.Unix(0, now.Load()).UTC() })
-	gw, dash := as("mesh-gw"), as("node-dash")
-	call := func(s *Service, tool, args string) Result {
-		t.Helper()
-		res, err := s.Call(ctx, tool, json.RawMessage(args))
-		if err != nil {
-			t.Fatalf("%s %s: %v", tool, args, err)
-		}
-		return res
-	}
-	call(dash, "chat_whoami", `{}`)
-	call(gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)
+	gw, dash, _, call := seatedPairOn(t, func() time.Time { return time.Unix(0, now.Load()).UTC() })
 	call(gw, "chat_claim", `{"resource": "env:staging", "ttl": "20s", "reason": "deploying"}`)
 	call(dash, "chat_claim", `{"resource": "env:staging"}`)
 	type inboxClaims struct {
@@ -182,18 +170,7 @@ func (c *stepChanges) change() {
 func TestWaitEndsWhenAClaimWaitedForEnds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, as := partiesOn(t, time.Now)
-	gw, dash := as("mesh-gw"), as("node-dash")
-	call := func(s *Service, tool, args string) Result {
-		t.Helper()
-		res, err := s.Call(ctx, tool, json.RawMessage(args))
-		if err != nil {
-			t.Fatalf("%s %s: %v", tool, args, err)
-		}
-		return res
-	}
-	call(dash, "chat_whoami", `{}`)
-	call(gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)
+	gw, dash, as, call := seatedPairOn(t, time.Now)
 	call(dash, "chat_read", `{"channel": "gw--dash"}`)
 	type waited struct {
 		Arrived bool         `json:"arrived"`
@@ -303,4 +280,24 @@ func TestHandedOverClaimHasNotEnded(t *testing.T) {
 	if got := ended(before, now); len(got) != 1 || got[0].Resource != "env:staging" {
 		t.Errorf("ended %+v, want env:staging alone", got)
 	}
+}
+
+// seatedPairOn is mesh-gw and node-dash seated in gw--dash on a fresh
+// database whose time is clock's, a Service for any other party there,
+// and a call that fails the test on an error.
+func seatedPairOn(t *testing.T, clock func() time.Time) (gw, dash *Service, as func(string) *Service, call func(*Service, string, string) Result) {
+	t.Helper()
+	_, as = partiesOn(t, clock)
+	gw, dash = as("mesh-gw"), as("node-dash")
+	call = func(s *Service, tool, args string) Result {
+		t.Helper()
+		res, err := s.Call(context.Background(), tool, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tool, args, err)
+		}
+		return res
+	}
+	call(dash, "chat_whoami", `{}`)
+	call(gw, "chat_channel_new", `{"name": "gw--dash", "parties": ["node-dash"]}`)
+	return gw, dash, as, call
 }

@@ -671,8 +671,10 @@ func (t *tx) claimNews(p party) ([]ClaimEnd, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Of those it waited for, only while it still sees the holder
+	// (visibleTo), as chat_claims and the inbox show claims.
 	waited, err := t.claimRows(`WHERE c.id IN (SELECT claim_id FROM claim_waiters WHERE party_id = ?1) AND `+ended+` AND coalesce(c.ended_how, '') <> 'handed'
-		ORDER BY coalesce(c.ended_at, c.expires_at) DESC, c.id DESC LIMIT 50`, p.id, t.now, since)
+		AND `+visibleTo+` ORDER BY coalesce(c.ended_at, c.expires_at) DESC, c.id DESC LIMIT 50`, p.id, t.now, since)
 	if err != nil {
 		return nil, err
 	}

@@ -594,3 +594,30 @@ func TestInboxClaimsEndByTheClock(t *testing.T) {
 		}
 	})
 }
+
+// A party that left every channel it shared with a claim's holder hears
+// nothing of that claim's end, though it was refused the claim; back in,
+// it hears of it.
+func TestClaimNewsOnlyWhileTheHolderIsSeen(t *testing.T) {
+	t.Parallel()
+	bothEngines(t, func(t *testing.T) {
+		ctx := context.Background()
+		db := world(t)
+		claimOK(t, db, gw, claimArgs("env:staging", "deploying"))
+		if res := must2[ClaimResult](t)(db.Claim(ctx, dash, claimArgs("env:staging", "me too"))); res.Granted {
+			t.Fatal("a second exclusive claim was granted")
+		}
+		must(t)(db.Release(ctx, gw, "env:staging"))
+		if news := claimsOf(t, db, dash).News; len(news) != 1 || news[0].Resource != "env:staging" || news[0].Yours {
+			t.Fatalf("the refused party's news: %+v", news)
+		}
+		must(t)(db.ChannelLeave(ctx, dash, "gw--dash"))
+		if news := claimsOf(t, db, dash).News; len(news) != 0 {
+			t.Errorf("after leaving, news of the holder's claim: %+v", news)
+		}
+		must(t)(db.ChannelJoin(ctx, dash, "gw--dash"))
+		if news := claimsOf(t, db, dash).News; len(news) != 1 {
+			t.Errorf("back in the channel, news %+v", news)
+		}
+	})
+}
